@@ -1,0 +1,28 @@
+#pragma once
+// Benchmark timing: CUDA events around each run, warm-up first, median of many runs, and the L2
+// cache flushed between runs so that every run reads its operands from device memory.
+#include <isaac/runtime/runtime.hpp>
+
+#include <functional>
+#include <vector>
+
+namespace isaac::runtime {
+
+struct TimingOptions {
+  int warmup = 3;
+  int repeats = 25;
+  bool flush_l2 = true;
+};
+
+struct Timing {
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  std::vector<double> samples_ms;
+};
+
+// Times `enqueue(stream)` (which must only enqueue work on `stream`).
+Timing time_on_stream(const std::function<void(const Stream&)>& enqueue, const Stream& stream,
+                      const TimingOptions& options = {});
+
+}  // namespace isaac::runtime

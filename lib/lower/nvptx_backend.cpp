@@ -1,0 +1,103 @@
+#include "lower/nvptx_backend.hpp"
+
+#include <isaac/error.hpp>
+
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Metadata.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <mutex>
+
+namespace isaac::lower {
+
+namespace {
+
+constexpr const char* nvptx_triple = "nvptx64-nvidia-cuda";
+
+const llvm::Target& nvptx_target() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(nvptx_triple, error);
+  if (!target) throw Error("LLVM has no NVPTX backend: " + error);
+  return *target;
+}
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target) {
+  llvm::TargetOptions options;
+  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;  // contractions are a*b+c chains: fuse them
+  // PTX 7.8 is what LLVM 19 uses for sm_90; sm_90a needs 8.0.
+  std::string features = target.arch_specific ? "+ptx80" : "";
+  return std::unique_ptr<llvm::TargetMachine>(nvptx_target().createTargetMachine(
+      nvptx_triple, target.name(), features, options, std::nullopt, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+}
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> make_nvptx_module(llvm::LLVMContext& context, const std::string& name,
+                                                const Target& target) {
+  auto module = std::make_unique<llvm::Module>(name, context);
+  module->setTargetTriple(nvptx_triple);
+  module->setDataLayout(make_target_machine(target)->createDataLayout());
+  return module;
+}
+
+void mark_kernel(llvm::Function& fn, int max_threads, int min_blocks) {
+  llvm::Module& m = *fn.getParent();
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* annotations = m.getOrInsertNamedMetadata("nvvm.annotations");
+  auto add = [&](const char* key, int value) {
+    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(&fn), llvm::MDString::get(ctx, key),
+                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), value))};
+    annotations->addOperand(llvm::MDNode::get(ctx, md));
+  };
+  add("kernel", 1);
+  if (max_threads > 0) add("maxntidx", max_threads);
+  if (min_blocks > 0) add("minctasm", min_blocks);
+}
+
+std::string compile_to_ptx(llvm::Module& module, const Target& target) {
+  std::string verify_errors;
+  llvm::raw_string_ostream verify_stream(verify_errors);
+  if (llvm::verifyModule(module, &verify_stream))
+    throw Error("internal error: generated LLVM IR is invalid: " + verify_errors);
+
+  auto machine = make_target_machine(target);
+  module.setDataLayout(machine->createDataLayout());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(machine.get());
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream ptx_stream(ptx);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, ptx_stream, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    throw Error("LLVM's NVPTX backend cannot emit PTX for " + target.name());
+  codegen.run(module);
+  return std::string(ptx.str());
+}
+
+}  // namespace isaac::lower
