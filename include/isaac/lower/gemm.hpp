@@ -1,0 +1,103 @@
+#pragma once
+// The GEMM template (paper, Fig. 3): its parameters, its legality function, its emitter and its
+// launch geometry. One parameter set compiles to a kernel that is valid for every problem with the
+// same dtype and layout that passes the legality check (sizes and leading dimensions are arguments).
+#include <isaac/ir/gemm.hpp>
+#include <isaac/lower/target.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace isaac::lower {
+
+struct GemmParams {
+  int ml = 64, nl = 64;  // block tile of C
+  int ms = 4, ns = 4;    // thread tile of C
+  int u = 8;             // K depth of one shared-memory stage
+  int ks = 1;            // K steps whose shared-memory fragments a thread loads into registers at once
+  int kl = 1;            // warp groups splitting each stage's K, reduced in shared memory at the end
+  int kg = 1;            // blocks splitting K, reduced with atomics or a second kernel
+  int va = 1, vb = 1;    // vector width (elements) of the global loads of A and B
+  int la = 0, lb = 0;    // threads along the contiguous axis of the A and B tiles when loading them
+  int db = 1;            // double-buffered shared memory (1) or one stage (0)
+  int sw = 1;            // block swizzle: consecutive blocks walk SW tiles down M before moving in N
+  int acc32 = 1;         // f16 only: accumulate in f32 (1) or in f16x2 (0)
+
+  int threads() const { return (ml / ms) * (nl / ns) * kl; }
+  // "ML=64,NL=64,MS=4,NS=4,U=8,KS=1,KL=1,KG=1,VA=1,VB=1,LA=16,LB=16,DB=1,SW=1,ACC=32"
+  std::string str() const;
+  bool operator==(const GemmParams&) const = default;
+};
+
+// Parses str()'s form; keys may come in any order, missing keys keep their defaults.
+// Throws InvalidArgument naming an unknown key or a malformed value.
+GemmParams parse_gemm_params(std::string_view text);
+
+// What legality needs to know about the device; defaults are the H100's.
+struct DeviceLimits {
+  int sm = 90;
+  int max_threads_per_block = 1024;
+  int max_shared_per_block = 227 * 1024;  // the opt-in limit
+  int registers_per_block = 65536;
+  int max_registers_per_thread = 255;
+};
+
+struct Legality {
+  bool legal = true;
+  std::string reason;  // why not, naming the parameters and the limit
+  explicit operator bool() const { return legal; }
+};
+
+// The one legality function, shared by the sampler, the search, the emitter and the tools.
+// Checks the parameters alone, against the problem (sizes, alignment, leading dimensions) and
+// against the device (threads, shared memory, estimated registers).
+Legality check_gemm(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
+// The same without a problem: whether these parameters can compile at all for this layout/dtype.
+Legality check_gemm_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p,
+                           const DeviceLimits& device = {});
+
+int estimate_gemm_registers(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p);
+int gemm_shared_bytes(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p);
+
+// KG > 1: atomics are faster but the order of the additions varies from run to run; deterministic
+// writes each block's partial sums to a workspace reduced in a fixed order by a second kernel.
+enum class SplitMode { atomic, deterministic };
+
+// Kernel arguments, in this order, for every kernel of a GemmKernel:
+//   main:    (C*, A*, B*, W*, alpha, beta, i32 M, N, K, i64 lda, ldb, ldc, stride_a, stride_b, stride_c)
+//   prepare: (C*, beta, i32 M, N, i64 ldc, stride_c)                        grid (ceil(M*N/256), 1, batch)
+//   reduce:  (C*, W*, alpha, beta, i32 M, N, i64 ldc, stride_c)              grid (ceil(M*N/256), 1, batch)
+// alpha and beta are f64 for f64 problems and f32 otherwise (f16 results are computed in f32 then rounded).
+// W is the deterministic workspace (may be null otherwise).
+struct GemmKernel {
+  std::string ptx;
+  std::string main_name;
+  std::string prepare_name;  // non-empty for KG > 1 atomic: scales C by beta before the main kernel
+  std::string reduce_name;   // non-empty for KG > 1 deterministic: sums the workspace into C
+  int threads = 0;
+  int shared_bytes = 0;       // dynamic shared memory of the main kernel
+  int helper_threads = 256;   // block size of prepare/reduce
+  double emit_ms = 0;         // time spent in LLVM
+};
+
+struct GemmGrid {
+  std::array<unsigned, 3> main{1, 1, 1};
+  std::array<unsigned, 3> helper{1, 1, 1};
+  std::size_t workspace_bytes = 0;
+};
+
+GemmGrid gemm_grid(const ir::Gemm& problem, const GemmParams& p, SplitMode mode);
+
+// Emits the kernels for the problem's dtype and layout. Throws InvalidArgument when
+// check_gemm_params rejects the parameters.
+GemmKernel emit_gemm(const ir::Gemm& problem, const GemmParams& p, const Target& target,
+                     SplitMode mode = SplitMode::atomic);
+
+// Every legal parameter set of the template's search space for this problem (the space the tuner
+// and the brute-force sweep enumerate).
+std::vector<GemmParams> gemm_space(const ir::Gemm& problem, const DeviceLimits& device = {});
+
+}  // namespace isaac::lower

@@ -1,0 +1,24 @@
+#pragma once
+// Runs NVIDIA's ptxas (from PATH, or $ISAAC_PTXAS) on PTX text: the resource report without a GPU.
+#include <isaac/lower/target.hpp>
+
+#include <string>
+
+namespace isaac::lower {
+
+struct PtxasReport {
+  bool ok = false;
+  int registers = 0;
+  int spill_stores = 0;  // bytes
+  int spill_loads = 0;   // bytes
+  int stack_bytes = 0;
+  int shared_bytes = 0;  // static shared memory
+  std::string log;       // ptxas's own output (errors, or the -v report)
+};
+
+bool ptxas_available();
+// Assembles `ptx` for `target` and reports the resources of the kernel named `kernel`
+// (the first kernel when empty). Throws Error when ptxas cannot be run.
+PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::string& kernel = {});
+
+}  // namespace isaac::lower

@@ -1,0 +1,96 @@
+#include <isaac/error.hpp>
+#include <isaac/gemm.hpp>
+
+#include <fmt/format.h>
+
+#include <optional>
+
+namespace isaac {
+
+struct CompiledGemm::State {
+  lower::GemmParams params;
+  lower::SplitMode mode;
+  lower::GemmKernel kernel;
+  int ordinal;
+  lower::DeviceLimits limits;
+  runtime::Module module;
+  runtime::Kernel main;
+  std::optional<runtime::Kernel> prepare, reduce;
+  mutable runtime::Buffer workspace;
+};
+
+lower::DeviceLimits device_limits(const runtime::DeviceInfo& info) {
+  return {.sm = info.compute_capability(),
+          .max_threads_per_block = info.max_threads_per_block,
+          .max_shared_per_block = info.max_shared_per_block_optin,
+          .registers_per_block = info.registers_per_block,
+          .max_registers_per_thread = 255};
+}
+
+CompiledGemm::CompiledGemm(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode, int ordinal)
+    : CompiledGemm(lower::emit_gemm(problem, params,
+                                    lower::target_for_compute_capability(runtime::device_info(ordinal).compute_capability()),
+                                    mode),
+                   params, mode, ordinal) {}
+
+CompiledGemm::CompiledGemm(lower::GemmKernel kernel, const lower::GemmParams& params, lower::SplitMode mode,
+                           int ordinal) {
+  runtime::use_device(ordinal);
+  auto module = runtime::Module::from_ptx(kernel.ptx);
+  auto main = module.kernel(kernel.main_name);
+  if (kernel.shared_bytes > 48 * 1024) main.set_max_dynamic_shared(kernel.shared_bytes);
+  std::optional<runtime::Kernel> prepare, reduce;
+  if (!kernel.prepare_name.empty()) prepare = module.kernel(kernel.prepare_name);
+  if (!kernel.reduce_name.empty()) reduce = module.kernel(kernel.reduce_name);
+  state_ = std::make_unique<State>(State{params, mode, std::move(kernel), ordinal,
+                                         device_limits(runtime::device_info(ordinal)), std::move(module), main,
+                                         prepare, reduce, runtime::Buffer{}});
+}
+
+CompiledGemm::CompiledGemm(CompiledGemm&&) noexcept = default;
+CompiledGemm& CompiledGemm::operator=(CompiledGemm&&) noexcept = default;
+CompiledGemm::~CompiledGemm() = default;
+
+const lower::GemmParams& CompiledGemm::params() const { return state_->params; }
+const lower::GemmKernel& CompiledGemm::kernel() const { return state_->kernel; }
+runtime::KernelAttributes CompiledGemm::attributes() const { return state_->main.attributes(); }
+
+void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DevicePtr a, runtime::DevicePtr b,
+                       double alpha, double beta, const runtime::Stream& stream) const {
+  const State& s = *state_;
+  if (auto legal = lower::check_gemm(g, s.params, s.limits); !legal)
+    throw InvalidArgument(fmt::format("GEMM {} cannot run with {}: {}", ir::to_string(g), s.params.str(), legal.reason));
+  if (s.kernel.main_name.find(fmt::format("_{}_{}{}", ir::name(g.dtype), g.a_trans ? 'T' : 'N', g.b_trans ? 'T' : 'N')) ==
+      std::string::npos)
+    throw InvalidArgument(fmt::format("GEMM {} differs in dtype or layout from the compiled kernel {}", ir::to_string(g),
+                                      s.kernel.main_name));
+  runtime::use_device(s.ordinal);
+  auto grid = lower::gemm_grid(g, s.params, s.mode);
+  if (grid.workspace_bytes > s.workspace.bytes()) s.workspace = runtime::Buffer(grid.workspace_bytes);
+
+  // Scalars travel in the type the kernels declare: f64 for f64 problems, f32 otherwise.
+  bool f64 = g.dtype == ir::DType::f64;
+  double alpha64 = alpha, beta64 = beta;
+  float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
+  void* alpha_arg = f64 ? static_cast<void*>(&alpha64) : &alpha32;
+  void* beta_arg = f64 ? static_cast<void*>(&beta64) : &beta32;
+  std::int32_t m = static_cast<std::int32_t>(g.m), n = static_cast<std::int32_t>(g.n), k = static_cast<std::int32_t>(g.k);
+  std::int64_t lda = g.lda, ldb = g.ldb, ldc = g.ldc, sa = g.stride_a, sb = g.stride_b, sc = g.stride_c;
+  runtime::DevicePtr w = s.workspace.ptr();
+  auto dim = [](const std::array<unsigned, 3>& d) { return runtime::Dim3{d[0], d[1], d[2]}; };
+  unsigned helper_threads = static_cast<unsigned>(s.kernel.helper_threads);
+
+  if (s.prepare) {
+    void* args[] = {&c, beta_arg, &m, &n, &ldc, &sc};
+    runtime::launch(*s.prepare, dim(grid.helper), {helper_threads}, 0, stream, args);
+  }
+  void* args[] = {&c, &a, &b, &w, alpha_arg, beta_arg, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc};
+  runtime::launch(s.main, dim(grid.main), {static_cast<unsigned>(s.kernel.threads)},
+                  static_cast<unsigned>(s.kernel.shared_bytes), stream, args);
+  if (s.reduce) {
+    void* reduce_args[] = {&c, &w, alpha_arg, beta_arg, &m, &n, &ldc, &sc};
+    runtime::launch(*s.reduce, dim(grid.helper), {helper_threads}, 0, stream, reduce_args);
+  }
+}
+
+}  // namespace isaac

@@ -1,0 +1,53 @@
+#pragma once
+// Quantities derived from a GEMM parameter set, shared by the legality check and the emitter so
+// that both see the same tile shapes, load layouts and shared-memory footprint.
+#include <isaac/ir/gemm.hpp>
+#include <isaac/lower/gemm.hpp>
+
+#include <algorithm>
+
+namespace isaac::lower {
+
+struct GemmLayout {
+  int elem = 4;          // bytes of an A/B/C element
+  int acc_elem = 4;      // bytes of an accumulator element
+  int threads = 0;
+  int fvm = 1, fvn = 1;  // vector width of the shared-memory fragment loads along M and N
+  int pad_a = 0, pad_b = 0;  // elements added to a shared-memory row where tiles are transposed
+  int pitch_a = 0, pitch_b = 0;  // shared-memory row lengths (elements)
+  int stage_a = 0, stage_b = 0;  // elements of one stage
+  int stages = 2;
+  // Tile extents along the contiguous (c) and the other (o) global axis, and the loads per thread.
+  int ca = 0, oa = 0, cb = 0, ob = 0;
+  int loads_a = 0, loads_b = 0;
+
+  GemmLayout(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p) {
+    elem = static_cast<int>(ir::size_of(dtype));
+    acc_elem = dtype == ir::DType::f64 ? 8 : (dtype == ir::DType::f16 && !p.acc32 ? 2 : 4);
+    threads = p.threads();
+    fvm = std::max(1, std::min(p.ms, 16 / elem));
+    fvn = std::max(1, std::min(p.ns, 16 / elem));
+    // A transposed tile is written one element per row: a 16-byte pad spreads those rows over banks.
+    pad_a = a_trans ? 16 / elem : 0;
+    pad_b = b_trans ? 0 : 16 / elem;
+    pitch_a = p.ml + pad_a;
+    pitch_b = p.nl + pad_b;
+    stage_a = p.u * pitch_a;
+    stage_b = p.u * pitch_b;
+    stages = p.db ? 2 : 1;
+    ca = a_trans ? p.u : p.ml;
+    oa = a_trans ? p.ml : p.u;
+    cb = b_trans ? p.nl : p.u;
+    ob = b_trans ? p.u : p.nl;
+    if (p.la > 0 && p.lb > 0 && p.va > 0 && p.vb > 0 && threads > 0) {
+      loads_a = (ca / std::max(1, p.la * p.va)) * (oa / std::max(1, threads / p.la));
+      loads_b = (cb / std::max(1, p.lb * p.vb)) * (ob / std::max(1, threads / p.lb));
+    }
+  }
+
+  int tile_bytes() const { return stages * (stage_a + stage_b) * elem; }
+  int reduction_bytes(const GemmParams& p) const { return (p.kl - 1) * p.ml * p.nl * acc_elem; }
+  int shared_bytes(const GemmParams& p) const { return std::max(tile_bytes(), reduction_bytes(p)); }
+};
+
+}  // namespace isaac::lower

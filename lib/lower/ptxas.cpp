@@ -1,0 +1,73 @@
+#include <isaac/error.hpp>
+#include <isaac/lower/ptxas.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sys/wait.h>
+
+namespace isaac::lower {
+
+namespace {
+
+std::string ptxas_command() {
+  const char* env = std::getenv("ISAAC_PTXAS");
+  return env && *env ? env : "ptxas";
+}
+
+// Runs a shell command, returning its exit status and its combined output.
+int run(const std::string& command, std::string& output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) throw Error("cannot run '" + command + "'");
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int capture(const std::string& text, const std::regex& pattern) {
+  std::smatch m;
+  return std::regex_search(text, m, pattern) ? std::stoi(m[1]) : 0;
+}
+
+}  // namespace
+
+bool ptxas_available() {
+  std::string out;
+  return run(ptxas_command() + " --version", out) == 0;
+}
+
+PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::string& kernel) {
+  auto dir = std::filesystem::temp_directory_path();
+  std::string stem = "isaac-" + std::to_string(std::random_device{}()) + "-" + std::to_string(::getpid());
+  auto ptx_path = dir / (stem + ".ptx");
+  auto out_path = dir / (stem + ".cubin");
+  std::ofstream(ptx_path) << ptx;
+  PtxasReport report;
+  int status = run(ptxas_command() + " -v -arch=" + target.name() + " -o " + out_path.string() + " " + ptx_path.string(),
+                   report.log);
+  std::filesystem::remove(ptx_path);
+  std::filesystem::remove(out_path);
+  if (status == 127 || report.log.find("not found") != std::string::npos && status != 0 && report.log.size() < 200)
+    throw Error("cannot run ptxas ('" + ptxas_command() + "'): put the CUDA toolkit's bin on PATH or set ISAAC_PTXAS");
+  report.ok = status == 0;
+  // ptxas -v prints one block per function; keep the block of the requested kernel.
+  std::string block = report.log;
+  std::string header = "Compiling entry function '" + kernel;
+  if (auto at = report.log.find(kernel.empty() ? std::string("Compiling entry function '") : header + "'");
+      at != std::string::npos) {
+    auto next = report.log.find("Compiling entry function", at + 1);
+    block = report.log.substr(at, next == std::string::npos ? std::string::npos : next - at);
+  }
+  report.registers = capture(block, std::regex(R"(Used (\d+) registers)"));
+  report.stack_bytes = capture(block, std::regex(R"((\d+) bytes stack frame)"));
+  report.spill_stores = capture(block, std::regex(R"((\d+) bytes spill stores)"));
+  report.spill_loads = capture(block, std::regex(R"((\d+) bytes spill loads)"));
+  report.shared_bytes = capture(block, std::regex(R"((\d+) bytes smem)"));
+  return report;
+}
+
+}  // namespace isaac::lower

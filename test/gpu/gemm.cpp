@@ -1,0 +1,222 @@
+// The GEMM template on the GPU against the float64 reference: every dtype and layout, awkward sizes,
+// random legal parameter sets, beta != 0, padded leading dimensions, batches, and both KG modes.
+#include <doctest/doctest.h>
+#include <isaac/gemm.hpp>
+#include <isaac/ir/evaluate.hpp>
+#include <isaac/runtime/runtime.hpp>
+
+#include "support/host_data.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <random>
+#include <thread>
+
+using namespace isaac;
+using test::HostArray;
+
+namespace {
+
+struct Case {
+  ir::Gemm problem;
+  double alpha, beta;
+  lower::GemmParams params;
+  lower::SplitMode mode;
+};
+
+std::string describe(const Case& c) {
+  return fmt::format("{} alpha={} beta={} params={} split={}", ir::to_string(c.problem), c.alpha, c.beta,
+                     c.params.str(), c.mode == lower::SplitMode::atomic ? "atomic" : "deterministic");
+}
+
+// A problem with leading dimensions padded by `pad` elements: the padding must stay untouched.
+ir::Gemm padded(ir::DType t, std::int64_t m, std::int64_t n, std::int64_t k, bool at, bool bt, std::int64_t batch,
+                std::int64_t pad) {
+  ir::Gemm g = ir::dense_gemm(t, m, n, k, at, bt, batch);
+  g.lda += pad, g.ldb += pad, g.ldc += pad;
+  g.stride_a = g.lda * (at ? m : k);
+  g.stride_b = g.ldb * (bt ? k : n);
+  g.stride_c = g.ldc * n;
+  return g;
+}
+
+// Picks `count` legal parameter sets for the problem, spread over the space, with a fixed seed.
+std::vector<lower::GemmParams> pick(const ir::Gemm& g, int count, std::mt19937_64& rng,
+                                    const lower::DeviceLimits& limits) {
+  auto space = lower::gemm_space(g, limits);
+  REQUIRE_MESSAGE(!space.empty(), "no legal parameters for " << ir::to_string(g));
+  std::vector<lower::GemmParams> out;
+  for (int i = 0; i < count; ++i) out.push_back(space[std::uniform_int_distribution<size_t>(0, space.size() - 1)(rng)]);
+  return out;
+}
+
+std::vector<Case> make_cases(const lower::DeviceLimits& limits) {
+  std::mt19937_64 rng(20261122);
+  struct Shape {
+    std::int64_t m, n, k, batch, pad;
+  };
+  const Shape shapes[] = {
+      {1, 1, 1, 1, 0},       {37, 53, 61, 1, 0},  {65, 17, 33, 1, 4},    {128, 128, 1, 1, 0},
+      {31, 29, 60000, 1, 0}, {257, 129, 97, 1, 0}, {64, 64, 128, 3, 4},   {256, 96, 256, 1, 0},
+  };
+  std::vector<Case> cases;
+  for (ir::DType t : {ir::DType::f32, ir::DType::f64, ir::DType::f16})
+    for (int layout = 0; layout < 4; ++layout)
+      for (const Shape& s : shapes) {
+        bool at = layout & 1, bt = layout & 2;
+        ir::Gemm g = padded(t, s.m, s.n, s.k, at, bt, s.batch, s.pad);
+        for (const auto& p : pick(g, 2, rng, limits)) {
+          double beta = cases.size() % 2 ? 0.0 : -0.75;
+          auto mode = cases.size() % 3 ? lower::SplitMode::atomic : lower::SplitMode::deterministic;
+          cases.push_back({g, 1.25, beta, p, mode});
+        }
+        // Always cover the split modes and warp-group splits where the problem allows them.
+        for (auto p : pick(g, 1, rng, limits)) {
+          p.kg = 4;
+          if (lower::check_gemm(g, p, limits))
+            for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
+              cases.push_back({g, -0.5, 0.5, p, mode});
+        }
+      }
+  return cases;
+}
+
+// Runs one case on the GPU and compares every element of C (padding included) with the reference.
+void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
+  const ir::Gemm& g = c.problem;
+  auto storage = ir::gemm_storage(g);
+  HostArray a(g.dtype, storage.a), b(g.dtype, storage.b), c_in(g.dtype, storage.c);
+  a.fill_random(rng);
+  b.fill_random(rng);
+  c_in.fill_random(rng);
+  // beta = 0 must not read C: give it NaNs there, and check none leaks into the result.
+  if (c.beta == 0)
+    for (size_t i = 0; i < c_in.size(); ++i) c_in.set(i, std::nan(""));
+
+  runtime::Buffer da(a.bytes.size()), db(b.bytes.size()), dc(c_in.bytes.size());
+  da.upload(a.bytes.data(), a.bytes.size());
+  db.upload(b.bytes.data(), b.bytes.size());
+  dc.upload(c_in.bytes.data(), c_in.bytes.size());
+  runtime::Stream stream;
+  kernel.run(g, dc.ptr(), da.ptr(), db.ptr(), c.alpha, c.beta, stream);
+  stream.synchronize();
+  HostArray c_out(g.dtype, storage.c);
+  dc.download(c_out.bytes.data(), c_out.bytes.size());
+
+  std::vector<double> expected = c_in.values, magnitude(c_in.size());
+  ir::reference_gemm(g, c.alpha, c.beta, a.values.data(), b.values.data(), expected.data());
+  auto absolute = [](std::vector<double> v) {
+    for (double& x : v) x = std::abs(x);
+    return v;
+  };
+  std::vector<double> abs_c = absolute(c_in.values);
+  if (c.beta == 0) std::fill(abs_c.begin(), abs_c.end(), 0.0);
+  magnitude = abs_c;
+  ir::reference_gemm(g, std::abs(c.alpha), std::abs(c.beta), absolute(a.values).data(), absolute(b.values).data(),
+                     magnitude.data());
+
+  ir::DType accumulation = g.dtype == ir::DType::f16 && !c.params.acc32 ? ir::DType::f16
+                           : g.dtype == ir::DType::f64                  ? ir::DType::f64
+                                                                        : ir::DType::f32;
+  std::int64_t terms = g.k + c.params.kg + 2;
+  // Atomic KG splits add their partial sums in C's own type, after C was scaled by beta.
+  int output_roundings = c.params.kg > 1 && c.mode == lower::SplitMode::atomic ? c.params.kg + 2 : 1;
+  auto bound_at = [&](std::size_t i) {
+    return test::error_bound(magnitude[i], terms, accumulation, g.dtype, output_roundings);
+  };
+  int wrong = 0;
+  std::string first;
+  for (std::int64_t batch = 0; batch < g.batch; ++batch)
+    for (std::int64_t n = 0; n < g.n; ++n)
+      for (std::int64_t m = 0; m < g.ldc; ++m) {
+        std::size_t i = batch * g.stride_c + n * g.ldc + m;
+        if (i >= c_in.size()) continue;  // the last column's padding lies past the storage
+        double got = c_out.get(i);
+        bool ok;
+        if (m >= g.m) {  // padding: untouched
+          ok = std::memcmp(&c_out.bytes[i * ir::size_of(g.dtype)], &c_in.bytes[i * ir::size_of(g.dtype)],
+                           ir::size_of(g.dtype)) == 0;
+        } else {
+          ok = std::isfinite(got) && std::abs(got - expected[i]) <= bound_at(i);
+        }
+        if (!ok && wrong++ == 0)
+          first = fmt::format("C[{}]({}, {}) = {} but the reference is {} (bound {})", batch, m, n, got, expected[i],
+                              m < g.m ? bound_at(i) : 0.0);
+      }
+  INFO(describe(c));
+  CHECK_MESSAGE(wrong == 0, wrong << " wrong elements; first: " << first);
+}
+
+}  // namespace
+
+TEST_CASE("GEMM: every dtype, layout, awkward size and split mode matches the float64 reference") {
+  auto limits = device_limits(runtime::device_info(0));
+  auto cases = make_cases(limits);
+  MESSAGE(cases.size() << " cases");
+  auto start = std::chrono::steady_clock::now();
+  // Compilation (LLVM, then the driver's JIT) runs on every core; the checks run one at a time.
+  unsigned workers = std::max(2u, std::thread::hardware_concurrency());
+  std::vector<std::optional<CompiledGemm>> kernels(cases.size());
+  std::vector<std::string> errors(cases.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < cases.size();) try {
+          kernels[i].emplace(cases[i].problem, cases[i].params, cases[i].mode);
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+    });
+  for (auto& t : pool) t.join();
+  MESSAGE("compiled " << cases.size() << " kernels on " << workers << " threads in "
+                      << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
+  std::mt19937_64 rng(7);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    INFO(describe(cases[i]));
+    REQUIRE_MESSAGE(errors[i].empty(), errors[i]);
+    check(cases[i], *kernels[i], rng);
+  }
+}
+
+TEST_CASE("GEMM: KG deterministic mode is bit-identical from run to run") {
+  auto g = ir::dense_gemm(ir::DType::f32, 96, 80, 4099, false, true);
+  lower::GemmParams p = lower::parse_gemm_params("ML=32,NL=32,MS=4,NS=4,U=8,KG=16,VA=4,VB=4,LA=8,LB=8");
+  REQUIRE(lower::check_gemm(g, p));
+  CompiledGemm kernel(g, p, lower::SplitMode::deterministic);
+  auto storage = ir::gemm_storage(g);
+  std::mt19937_64 rng(3);
+  HostArray a(g.dtype, storage.a), b(g.dtype, storage.b);
+  a.fill_random(rng);
+  b.fill_random(rng);
+  runtime::Buffer da(a.bytes.size()), db(b.bytes.size()), dc(storage.c * 4);
+  da.upload(a.bytes.data(), a.bytes.size());
+  db.upload(b.bytes.data(), b.bytes.size());
+  runtime::Stream stream;
+  std::vector<unsigned char> first(storage.c * 4), again(storage.c * 4);
+  for (int run = 0; run < 5; ++run) {
+    dc.fill_bytes(0xFF);
+    kernel.run(g, dc.ptr(), da.ptr(), db.ptr(), 1.0, 0.0, stream);
+    stream.synchronize();
+    dc.download(run == 0 ? first.data() : again.data(), first.size());
+    if (run > 0) CHECK(first == again);
+  }
+}
+
+TEST_CASE("GEMM: a problem the kernel was not compiled for is refused with the reason") {
+  auto g = ir::dense_gemm(ir::DType::f32, 64, 64, 64, false, true);
+  lower::GemmParams p = lower::parse_gemm_params("ML=32,NL=32,MS=4,NS=4,U=8,VA=4,VB=4,LA=8,LB=8");
+  CompiledGemm kernel(g, p);
+  runtime::Buffer buffer(64 * 64 * 4);
+  runtime::Stream stream;
+  auto odd = ir::dense_gemm(ir::DType::f32, 63, 64, 64, false, true);
+  CHECK_THROWS_WITH_AS(kernel.run(odd, buffer.ptr(), buffer.ptr(), buffer.ptr(), 1, 0, stream),
+                       doctest::Contains("VA=4 must divide the contiguous extent 63"), InvalidArgument);
+  auto other = ir::dense_gemm(ir::DType::f32, 64, 64, 64, true, true);
+  CHECK_THROWS_WITH_AS(kernel.run(other, buffer.ptr(), buffer.ptr(), buffer.ptr(), 1, 0, stream),
+                       doctest::Contains("differs in dtype or layout"), InvalidArgument);
+}
