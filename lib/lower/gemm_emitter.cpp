@@ -85,6 +85,8 @@ class GemmEmitter {
 
   // Stores (op "st") or atomically adds (op "red") `value` to global `ptr` where `pred` holds.
   void predicated(const char* op, Value* ptr, Value* value, Value* pred);
+  // Stores `values` (consecutive elements, aligned to their total size) where `pred` holds.
+  void predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred);
 
   // ---- the main kernel's pieces
   std::vector<LoadSlot> slots(int contiguous, int other, int along, int vector) const;
@@ -186,6 +188,40 @@ void GemmEmitter::predicated(const char* op, Value* ptr, Value* value, Value* pr
       fmt::format("l,{},r,~{{memory}}", constraint), true);
   Value* bits = half ? b_.CreateBitCast(value, b_.getInt16Ty()) : value;
   b_.CreateCall(asm_fn, {b_.CreatePtrToInt(ptr, i64_), bits, b_.CreateZExt(pred, i32_)});
+}
+
+void GemmEmitter::predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred) {
+  if (values.size() == 1) return predicated("st", ptr, values[0], pred);
+  llvm::Type* t = values[0]->getType();
+  if (t->isHalfTy()) {  // PTX vectors hold at most 4 elements: store f16 pairs as 32-bit words
+    std::vector<Value*> words;
+    for (size_t i = 0; i < values.size(); i += 2) {
+      Value* pair = b_.CreateInsertElement(
+          b_.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(t, 2)), values[i], c32(0)),
+          values[i + 1], c32(1));
+      words.push_back(b_.CreateBitCast(pair, i32_));
+    }
+    values = words;
+    t = i32_;
+  }
+  const char* constraint = t->isIntegerTy() ? "r" : t->isDoubleTy() ? "d" : "f";
+  const char* suffix = t->isIntegerTy() ? "b32" : t->isDoubleTy() ? "f64" : "f32";
+  std::string operands, constraints = "l";
+  for (size_t i = 0; i < values.size(); ++i) {
+    operands += fmt::format("{}${}", i ? ", " : "", i + 1);
+    constraints += fmt::format(",{}", constraint);
+  }
+  std::string asm_text = fmt::format(
+      "{{ .reg .pred isaac_p; setp.ne.b32 isaac_p, ${}, 0; @isaac_p st.global.v{}.{} [$0], {{{}}}; }}",
+      values.size() + 1, values.size(), suffix, operands);
+  std::vector<llvm::Type*> types{i64_};
+  std::vector<Value*> args{b_.CreatePtrToInt(ptr, i64_)};
+  for (Value* v : values) types.push_back(t), args.push_back(v);
+  types.push_back(i32_);
+  args.push_back(b_.CreateZExt(pred, i32_));
+  auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), types, false), asm_text,
+                                      constraints + ",r,~{memory}", true);
+  b_.CreateCall(asm_fn, args);
 }
 
 std::vector<LoadSlot> GemmEmitter::slots(int contiguous, int other, int along, int vector) const {
@@ -380,7 +416,44 @@ void GemmEmitter::epilogue() {
       predicated("st", c_ptr(m, n), to_elem(value), pred);
     });
   };
-  if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { write(false); }, [&] { write(true); });
+  // Where M, ldc and C's address are multiples of a fragment chunk, each chunk of FVM consecutive
+  // rows is read and written with one vector access.
+  auto write_vectors = [&](bool read_c) {
+    llvm::Type* chunk_type = vec(elem_, l_.fvm);
+    for (int j = 0; j < p_.ns; ++j)
+      for (int i = 0; i < p_.ms; i += l_.fvm) {
+        Value* m = b_.CreateAdd(m0, c32(fragment_offset(i, l_.fvm, p_.ml, p_.ms)));
+        Value* n = b_.CreateAdd(n0, c32(fragment_offset(j, l_.fvn, p_.nl, p_.ns)));
+        Value* pred = inside(m, n);
+        Value* old = nullptr;
+        if (read_c)
+          old = b_.CreateAlignedLoad(chunk_type, c_ptr(b_.CreateSelect(pred, m, c32(0)), b_.CreateSelect(pred, n, c32(0))),
+                                     llvm::Align(l_.fvm * l_.elem));
+        std::vector<Value*> values;
+        for (int v = 0; v < l_.fvm; ++v) {
+          int e = i + v;
+          Value* acc = half_acc_ ? b_.CreateExtractElement(b_.CreateLoad(acc_, acc_cells_[(e / 2) * p_.ns + j]), e % 2)
+                                 : b_.CreateLoad(acc_, acc_cells_[e * p_.ns + j]);
+          Value* value = b_.CreateFMul(alpha_, to_scalar(acc));
+          if (read_c)
+            value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_},
+                                       {beta_, to_scalar(b_.CreateExtractElement(old, v)), value});
+          values.push_back(to_elem(value));
+        }
+        predicated_vector_store(c_ptr(m, n), values, pred);
+      }
+  };
+  auto write_any = [&](bool read_c) {
+    if (l_.fvm == 1) return write(read_c);
+    Value* chunk = c32(l_.fvm);
+    Value* aligned = b_.CreateICmpEQ(
+        b_.CreateURem(b_.CreatePtrToInt(C_, i64_), c64(l_.fvm * l_.elem)), c64(0));
+    aligned = b_.CreateAnd(aligned, b_.CreateICmpEQ(b_.CreateURem(M_, chunk), c32(0)));
+    aligned = b_.CreateAnd(aligned, b_.CreateICmpEQ(b_.CreateURem(ldc_, c64(l_.fvm)), c64(0)));
+    if_else(aligned, [&] { write_vectors(read_c); }, [&] { write(read_c); });
+  };
+  if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { write_any(false); },
+          [&] { write_any(true); });
 }
 
 void GemmEmitter::emit_main() {

@@ -151,14 +151,10 @@ void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   CHECK_MESSAGE(wrong == 0, wrong << " wrong elements; first: " << first);
 }
 
-}  // namespace
-
-TEST_CASE("GEMM: every dtype, layout, awkward size and split mode matches the float64 reference") {
-  auto limits = device_limits(runtime::device_info(0));
-  auto cases = make_cases(limits);
+// Compiles every case (LLVM, then the driver's JIT) on all cores, then checks them one at a time.
+void compile_and_check(const std::vector<Case>& cases) {
   MESSAGE(cases.size() << " cases");
   auto start = std::chrono::steady_clock::now();
-  // Compilation (LLVM, then the driver's JIT) runs on every core; the checks run one at a time.
   unsigned workers = std::max(2u, std::thread::hardware_concurrency());
   std::vector<std::optional<CompiledGemm>> kernels(cases.size());
   std::vector<std::string> errors(cases.size());
@@ -181,6 +177,22 @@ TEST_CASE("GEMM: every dtype, layout, awkward size and split mode matches the fl
     REQUIRE_MESSAGE(errors[i].empty(), errors[i]);
     check(cases[i], *kernels[i], rng);
   }
+}
+
+}  // namespace
+
+TEST_CASE("GEMM: every dtype, layout, awkward size and split mode matches the float64 reference") {
+  compile_and_check(make_cases(device_limits(runtime::device_info(0))));
+}
+
+// A twelfth of the cases, small enough to run under compute-sanitizer:
+//   compute-sanitizer --tool memcheck test_gpu_gemm -tc="*sample*"
+TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
+  auto all = make_cases(device_limits(runtime::device_info(0)));
+  std::vector<Case> sample;
+  for (size_t i = 0; i < all.size(); i += 12)
+    if (all[i].problem.k < 10000) sample.push_back(all[i]);
+  compile_and_check(sample);
 }
 
 TEST_CASE("GEMM: KG deterministic mode is bit-identical from run to run") {

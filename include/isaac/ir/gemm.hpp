@@ -27,6 +27,7 @@ struct Gemm {
   // Largest power of two (in bytes, up to 16) dividing each operand's base address: the vector
   // widths a kernel may use depend on it together with the leading dimensions.
   int align_a = 16, align_b = 16, align_c = 16;
+  bool operator==(const Gemm&) const = default;
 };
 
 // "f32 NT m=2560 n=16 k=2560 lda=... batch=1": for logs, cache keys and error messages.
