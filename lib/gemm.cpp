@@ -1,5 +1,6 @@
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
+#include <isaac/lower/ptxas.hpp>
 
 #include <fmt/format.h>
 
@@ -27,16 +28,30 @@ lower::DeviceLimits device_limits(const runtime::DeviceInfo& info) {
           .max_registers_per_thread = 255};
 }
 
+namespace {
+
+// The kernel's PTX, and its machine code where ptxas is at hand: ptxas runs as a process of its
+// own, so compilations on several threads proceed in parallel, where the driver's JIT would not.
+lower::GemmKernel compile(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode,
+                          int ordinal) {
+  auto target = lower::target_for_compute_capability(runtime::device_info(ordinal).compute_capability());
+  auto kernel = lower::emit_gemm(problem, params, target, mode);
+  if (lower::ptxas_available()) {
+    auto report = lower::run_ptxas(kernel.ptx, target, kernel.main_name, &kernel.cubin);
+    if (!report.ok) throw Error("ptxas rejected the GEMM kernel " + params.str() + ":\n" + report.log);
+  }
+  return kernel;
+}
+
+}  // namespace
+
 CompiledGemm::CompiledGemm(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode, int ordinal)
-    : CompiledGemm(lower::emit_gemm(problem, params,
-                                    lower::target_for_compute_capability(runtime::device_info(ordinal).compute_capability()),
-                                    mode),
-                   params, mode, ordinal) {}
+    : CompiledGemm(compile(problem, params, mode, ordinal), params, mode, ordinal) {}
 
 CompiledGemm::CompiledGemm(lower::GemmKernel kernel, const lower::GemmParams& params, lower::SplitMode mode,
                            int ordinal) {
   runtime::use_device(ordinal);
-  auto module = runtime::Module::from_ptx(kernel.ptx);
+  auto module = kernel.cubin.empty() ? runtime::Module::from_ptx(kernel.ptx) : runtime::Module::from_cubin(kernel.cubin);
   auto main = module.kernel(kernel.main_name);
   if (kernel.shared_bytes > 48 * 1024) main.set_max_dynamic_shared(kernel.shared_bytes);
   std::optional<runtime::Kernel> prepare, reduce;
@@ -58,12 +73,12 @@ runtime::KernelAttributes CompiledGemm::attributes() const { return state_->main
 void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DevicePtr a, runtime::DevicePtr b,
                        double alpha, double beta, const runtime::Stream& stream) const {
   const State& s = *state_;
-  if (auto legal = lower::check_gemm(g, s.params, s.limits); !legal)
-    throw InvalidArgument(fmt::format("GEMM {} cannot run with {}: {}", ir::to_string(g), s.params.str(), legal.reason));
   if (s.kernel.main_name.find(fmt::format("_{}_{}{}", ir::name(g.dtype), g.a_trans ? 'T' : 'N', g.b_trans ? 'T' : 'N')) ==
       std::string::npos)
     throw InvalidArgument(fmt::format("GEMM {} differs in dtype or layout from the compiled kernel {}", ir::to_string(g),
                                       s.kernel.main_name));
+  if (auto legal = lower::check_gemm(g, s.params, s.limits); !legal)
+    throw InvalidArgument(fmt::format("GEMM {} cannot run with {}: {}", ir::to_string(g), s.params.str(), legal.reason));
   runtime::use_device(s.ordinal);
   auto grid = lower::gemm_grid(g, s.params, s.mode);
   if (grid.workspace_bytes > s.workspace.bytes()) s.workspace = runtime::Buffer(grid.workspace_bytes);

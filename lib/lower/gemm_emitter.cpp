@@ -204,6 +204,13 @@ void GemmEmitter::predicated_vector_store(Value* ptr, std::vector<Value*> values
     values = words;
     t = i32_;
   }
+  if (values.size() == 1) {  // an f16 pair: one 32-bit word
+    auto* asm_fn = llvm::InlineAsm::get(
+        llvm::FunctionType::get(b_.getVoidTy(), {i64_, i32_, i32_}, false),
+        "{ .reg .pred isaac_p; setp.ne.b32 isaac_p, $2, 0; @isaac_p st.global.b32 [$0], $1; }", "l,r,r,~{memory}", true);
+    b_.CreateCall(asm_fn, {b_.CreatePtrToInt(ptr, i64_), values[0], b_.CreateZExt(pred, i32_)});
+    return;
+  }
   const char* constraint = t->isIntegerTy() ? "r" : t->isDoubleTy() ? "d" : "f";
   const char* suffix = t->isIntegerTy() ? "b32" : t->isDoubleTy() ? "f64" : "f32";
   std::string operands, constraints = "l";
@@ -602,12 +609,15 @@ void GemmEmitter::emit_reduce() {
   Value* plane = b_.CreateMul(M64, b_.CreateSExt(N, i64_));
   Value* batch = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z), i64_);
   if_then(b_.CreateICmpSLT(index, plane), [&] {
-    Value* sum = zero(scalar_);
+    // A loop, not unrolled: KG reaches 256, and a fixed order of additions is what makes it deterministic.
     Value* first = b_.CreateAdd(b_.CreateMul(b_.CreateMul(batch, c64(p_.kg)), plane), index);
-    for (int kz = 0; kz < p_.kg; ++kz) {
-      Value* w = b_.CreateLoad(acc_scalar_, gep(acc_scalar_, W, b_.CreateAdd(first, b_.CreateMul(c64(kz), plane))));
-      sum = b_.CreateFAdd(sum, to_scalar(w));
-    }
+    auto* sum_cell = local(scalar_, "sum");
+    b_.CreateStore(zero(scalar_), sum_cell);
+    for_loop(c32(p_.kg), [&](Value* kz) {
+      Value* w = b_.CreateLoad(acc_scalar_, gep(acc_scalar_, W, b_.CreateAdd(first, b_.CreateMul(b_.CreateZExt(kz, i64_), plane))));
+      b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(scalar_, sum_cell), to_scalar(w)), sum_cell);
+    });
+    Value* sum = b_.CreateLoad(scalar_, sum_cell);
     Value* ptr = gep(elem_, C, b_.CreateAdd(b_.CreateMul(batch, stride_c),
                                             b_.CreateAdd(b_.CreateSRem(index, M64), b_.CreateMul(b_.CreateSDiv(index, M64), ldc))));
     Value* result = b_.CreateFMul(alpha, sum);

@@ -33,7 +33,7 @@ std::vector<GemmParams> gemm_space(const ir::Gemm& problem, const DeviceLimits& 
                       p.lb = widest(problem.b_trans ? p.nl : p.u, p.vb, threads);
                       p.kg = 1, p.sw = 1;
                       if (!check_gemm(problem, p, device)) continue;
-                      for (int kg : {1, 2, 4, 8, 16, 32, 64})
+                      for (int kg : {1, 2, 4, 8, 16, 32, 64, 128, 256})
                         for (int sw : {1, 8}) {
                           p.kg = kg, p.sw = sw;
                           if (check_gemm(problem, p, device)) out.push_back(p);

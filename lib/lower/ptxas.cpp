@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <mutex>
 #include <random>
 #include <regex>
 #include <sys/wait.h>
@@ -13,9 +15,16 @@ namespace isaac::lower {
 
 namespace {
 
-std::string ptxas_command() {
-  const char* env = std::getenv("ISAAC_PTXAS");
-  return env && *env ? env : "ptxas";
+// $ISAAC_PTXAS, else ptxas on PATH, else the toolkit's default location.
+const std::string& ptxas_command() {
+  static const std::string command = [] {
+    const char* env = std::getenv("ISAAC_PTXAS");
+    if (env && *env) return std::string(env);
+    if (std::system("command -v ptxas >/dev/null 2>&1") == 0) return std::string("ptxas");
+    if (std::filesystem::exists("/usr/local/cuda/bin/ptxas")) return std::string("/usr/local/cuda/bin/ptxas");
+    return std::string("ptxas");
+  }();
+  return command;
 }
 
 // Runs a shell command, returning its exit status and its combined output.
@@ -36,11 +45,15 @@ int capture(const std::string& text, const std::regex& pattern) {
 }  // namespace
 
 bool ptxas_available() {
-  std::string out;
-  return run(ptxas_command() + " --version", out) == 0;
+  static const bool available = [] {
+    std::string out;
+    return run(ptxas_command() + " --version", out) == 0;
+  }();
+  return available;
 }
 
-PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::string& kernel) {
+PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::string& kernel,
+                      std::vector<char>* cubin) {
   auto dir = std::filesystem::temp_directory_path();
   std::string stem = "isaac-" + std::to_string(std::random_device{}()) + "-" + std::to_string(::getpid());
   auto ptx_path = dir / (stem + ".ptx");
@@ -50,6 +63,10 @@ PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::s
   int status = run(ptxas_command() + " -v -arch=" + target.name() + " -o " + out_path.string() + " " + ptx_path.string(),
                    report.log);
   std::filesystem::remove(ptx_path);
+  if (cubin && status == 0) {
+    std::ifstream in(out_path, std::ios::binary);
+    cubin->assign(std::istreambuf_iterator<char>(in), {});
+  }
   std::filesystem::remove(out_path);
   if (status == 127 || report.log.find("not found") != std::string::npos && status != 0 && report.log.size() < 200)
     throw Error("cannot run ptxas ('" + ptxas_command() + "'): put the CUDA toolkit's bin on PATH or set ISAAC_PTXAS");

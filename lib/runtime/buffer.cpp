@@ -45,17 +45,20 @@ void Buffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
   check_range(bytes, offset, bytes_, "an upload");
   use_device();
   ISAAC_CU(cuMemcpyHtoD, ptr_ + offset, host, bytes);
+  ISAAC_CU(cuCtxSynchronize);
 }
 
 void Buffer::download(void* host, std::size_t bytes, std::size_t offset) const {
   check_range(bytes, offset, bytes_, "a download");
   use_device();
+  ISAAC_CU(cuCtxSynchronize);
   ISAAC_CU(cuMemcpyDtoH, host, ptr_ + offset, bytes);
 }
 
 void Buffer::fill_bytes(unsigned char value) {
   use_device();
   ISAAC_CU(cuMemsetD8, ptr_, value, bytes_);
+  ISAAC_CU(cuCtxSynchronize);
 }
 
 void Buffer::fill_bytes(unsigned char value, const Stream& stream) {

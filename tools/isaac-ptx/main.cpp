@@ -1,16 +1,93 @@
 // isaac-ptx: the GEMM template's PTX for a problem and a parameter set, for researchers.
+//   isaac-ptx conv --n 16 --c 32 --h 42 --w 175 --k 32 --r 5 --s 10 --layout NCHW/KCRS --params PL=64,...
 //   isaac-ptx gemm 2560 16 2560 --layout NN --dtype f32 --params ML=64,NL=16,... [--ptxas] [--check]
 #include <isaac/error.hpp>
 #include <isaac/ir/gemm.hpp>
 #include <isaac/lower/gemm.hpp>
 #include <isaac/lower/ptxas.hpp>
+#include <isaac/ir/conv.hpp>
+#include <isaac/lower/conv.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <functional>
+#include <memory>
+#include <tuple>
 #include <iostream>
 
 using namespace isaac;
+
+// ---- isaac-ptx conv: the CONV template (issue 5) ---------------------------------------------
+//   isaac-ptx conv --n 16 --c 32 --h 42 --w 175 --k 32 --r 5 --s 10 --layout NCHW/KCRS --dtype f32
+//                  --params PL=64,KL=32,... [--stride 1] [--pad 0] [--dilation 1] [--ptxas] [--check]
+static std::function<int()> add_conv_command(CLI::App& app) {
+  struct Options {
+    std::int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1, stride = 1, pad = 0, dilation = 1;
+    std::string layout = "NCHW/KCRS", dtype = "f32", params, target = "sm_90", bias_relu = "none";
+    bool check = false, ptxas = false, quiet = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("conv", "O(n,k,p,q) = sum_{c,r,s} I(n,c,p*stride+r*dilation-pad,...) F(k,c,r,s)");
+  for (auto [name, field, help] : {std::tuple{"--n", &Options::n, "images"}, {"--c", &Options::c, "input channels"},
+                                   {"--h", &Options::h, "input height"}, {"--w", &Options::w, "input width"},
+                                   {"--k", &Options::k, "filters"}, {"--r", &Options::r, "filter height"},
+                                   {"--s", &Options::s, "filter width"}, {"--stride", &Options::stride, "both axes"},
+                                   {"--pad", &Options::pad, "both axes"}, {"--dilation", &Options::dilation, "both axes"}})
+    cmd->add_option(name, (*o).*field, help);
+  cmd->add_option("--layout", o->layout, "INPUT/FILTER: NCHW/KCRS, CHWN/CRSK or NHWC/KRSC (any pairing)");
+  cmd->add_option("--dtype", o->dtype, "f16, f32 or f64");
+  cmd->add_option("--params", o->params, "e.g. PL=64,KL=64,PS=4,KS=4,U=8,CS=1,CL=1,CG=1,VI=1,VF=4,LI=16,LF=2,DB=1")
+      ->required();
+  cmd->add_option("--target", o->target, "sm_70 .. sm_90a");
+  cmd->add_option("--epilogue", o->bias_relu, "none, bias, relu or bias+relu")
+      ->check(CLI::IsMember({"none", "bias", "relu", "bias+relu"}));
+  cmd->add_flag("--check", o->check, "only say whether the parameters are legal for the problem, and why not");
+  cmd->add_flag("--ptxas", o->ptxas, "also assemble with ptxas and print registers, spills and shared memory");
+  cmd->add_flag("--quiet,-q", o->quiet, "do not print the PTX");
+  return [o, cmd]() -> int {
+    if (!cmd->parsed()) return -1;
+    try {
+      auto slash = o->layout.find('/');
+      if (slash == std::string::npos) throw InvalidArgument("--layout is INPUT/FILTER, e.g. NCHW/KCRS");
+      ir::Conv problem = ir::dense_conv(ir::parse_dtype(o->dtype), o->n, o->c, o->h, o->w, o->k, o->r, o->s, o->stride,
+                                        o->pad, o->dilation, ir::parse_image_layout(o->layout.substr(0, slash)),
+                                        ir::parse_filter_layout(o->layout.substr(slash + 1)));
+      lower::ConvParams params = lower::parse_conv_params(o->params);
+      lower::ConvEpilogue epilogue{o->bias_relu.find("bias") != std::string::npos,
+                                   o->bias_relu.find("relu") != std::string::npos};
+      lower::Target target = lower::parse_target(o->target);
+      auto legal = lower::check_conv(problem, params, epilogue, lower::DeviceLimits{.sm = target.sm});
+      std::cerr << fmt::format("problem: {}\nparams:  {}\nlegal:   {}\n", ir::to_string(problem), params.str(),
+                               legal ? "yes" : "no: " + legal.reason);
+      if (o->check) return legal ? 0 : 1;
+      if (!legal) return 1;
+      auto kernel = lower::emit_conv(problem, params, target, epilogue);
+      auto grid = lower::conv_grid(problem, params);
+      bool in_red = lower::conv_input_reduction_contiguous(problem), f_k = lower::conv_filter_k_contiguous(problem);
+      std::cerr << fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, grid {}x{}, LLVM {:.1f} ms, "
+                               "LUT {} entries\nestimated registers: {}\n",
+                               kernel.threads, kernel.shared_bytes, grid.main[0], grid.main[1], kernel.emit_ms,
+                               lower::conv_lookup_table(problem, params).size(),
+                               lower::estimate_conv_registers(problem.dtype, in_red, f_k, params));
+      if (o->ptxas) {
+        auto report = lower::run_ptxas(kernel.ptx, target, kernel.main_name);
+        if (!report.ok) {
+          std::cerr << "ptxas failed:\n" << report.log;
+          return 2;
+        }
+        std::cerr << fmt::format("ptxas {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes stack\n",
+                                 target.name(), report.registers, report.spill_stores, report.spill_loads,
+                                 report.stack_bytes);
+      }
+      if (!o->quiet) std::cout << kernel.ptx;
+    } catch (const isaac::Error& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return 1;
+    }
+    return 0;
+  };
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"isaac-ptx: print the PTX of a GEMM kernel for a problem and a parameter set"};
@@ -33,7 +110,9 @@ int main(int argc, char** argv) {
   gemm->add_flag("--check", check_only, "only say whether the parameters are legal for the problem, and why not");
   gemm->add_flag("--ptxas", ptxas, "also assemble with ptxas and print registers, spills and shared memory");
   gemm->add_flag("--quiet,-q", quiet, "do not print the PTX");
+  auto run_conv = add_conv_command(app);
   CLI11_PARSE(app, argc, argv);
+  if (int status = run_conv(); status >= 0) return status;
 
   try {
     ir::Gemm problem = ir::dense_gemm(ir::parse_dtype(dtype), m, n, k, layout[0] == 'T', layout[1] == 'T', batch);

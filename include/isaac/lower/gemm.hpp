@@ -74,6 +74,7 @@ enum class SplitMode { atomic, deterministic };
 // W is the deterministic workspace (may be null otherwise).
 struct GemmKernel {
   std::string ptx;
+  std::vector<char> cubin;    // optional: machine code for the device, loaded instead of the PTX
   std::string main_name;
   std::string prepare_name;  // non-empty for KG > 1 atomic: scales C by beta before the main kernel
   std::string reduce_name;   // non-empty for KG > 1 deterministic: sums the workspace into C

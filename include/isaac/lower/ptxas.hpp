@@ -3,6 +3,7 @@
 #include <isaac/lower/target.hpp>
 
 #include <string>
+#include <vector>
 
 namespace isaac::lower {
 
@@ -18,7 +19,10 @@ struct PtxasReport {
 
 bool ptxas_available();
 // Assembles `ptx` for `target` and reports the resources of the kernel named `kernel`
-// (the first kernel when empty). Throws Error when ptxas cannot be run.
-PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::string& kernel = {});
+// (the first kernel when empty). Throws Error when ptxas cannot be run. With `cubin`, also returns
+// the machine code, which the driver loads without compiling (ptxas runs in a process of its own,
+// so several assemble in parallel where the driver's JIT would take them one at a time).
+PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::string& kernel = {},
+                      std::vector<char>* cubin = nullptr);
 
 }  // namespace isaac::lower

@@ -78,6 +78,9 @@ class Buffer {
   ~Buffer();
   DevicePtr ptr() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }
+  // Synchronous with respect to all work on the device: the copy happens after every stream's
+  // earlier work and has landed when the call returns. (The driver's own copies run on the legacy
+  // stream, which isaac's non-blocking streams do not wait for.)
   void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
   void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
   void fill_bytes(unsigned char value);                              // cuMemsetD8, synchronous

@@ -1,0 +1,21 @@
+#include "google_benchmark.hpp"
+
+#include <benchmark/benchmark.h>
+
+namespace isaac::bench {
+
+bool init_google_benchmark(const std::vector<std::string>& args) {
+  // Google Benchmark keeps pointers into argv: the storage lives as long as the process.
+  static std::vector<std::string> storage;
+  static std::vector<char*> argv;
+  storage.assign(1, "isaac-bench-gemm");
+  storage.insert(storage.end(), args.begin(), args.end());
+  argv.clear();
+  for (auto& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(storage.size());
+  benchmark::Initialize(&argc, argv.data());
+  return !benchmark::ReportUnrecognizedArguments(argc, argv.data());
+}
+
+}  // namespace isaac::bench

@@ -1,0 +1,167 @@
+// isaac-bench-gemm: isaac's GEMM template against cuBLAS on the ISAAC paper's problems.
+//
+//   isaac-bench-gemm sweep  [options]                 random sample + hill climbing; writes the winners CSV
+//   isaac-bench-gemm [run]  [options] [-- GB flags]   winners vs cuBLAS (Google Benchmark); writes h100-gemm.csv
+//   isaac-bench-gemm bounds [options] [-- GB flags]   what bounds checks cost (f32 NT, aligned vs +1)
+//   isaac-bench-gemm selftest                         checks of the CPU-side pieces (no GPU needed)
+//
+// Without a CUDA driver or device, sweep/run/bounds print why and exit 77 (sweep --dry-run needs none).
+#include "modes.hpp"
+#include "problems.hpp"
+
+#include <isaac/error.hpp>
+#include <isaac/runtime/runtime.hpp>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace isaac::bench;
+
+namespace {
+
+// Returns 0 when a GPU is there, else prints why and returns exit_no_gpu.
+int require_gpu() {
+  std::string why;
+  try {
+    if (!isaac::runtime::driver_available(&why)) {
+      fmt::print(stderr, "isaac-bench-gemm: {}\n", why.empty() ? "no CUDA driver found" : why);
+      return exit_no_gpu;
+    }
+    if (isaac::runtime::device_count() == 0) {
+      fmt::print(stderr, "isaac-bench-gemm: no CUDA device found (the driver sees none)\n");
+      return exit_no_gpu;
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "isaac-bench-gemm: no usable CUDA device: {}\n", e.what());
+    return exit_no_gpu;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Line by line into logs (stdout through tee would otherwise be block-buffered, out of step with stderr).
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  // No TF32 anywhere in cuBLAS, whatever the environment says.
+  setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
+
+  // Everything after the first "--" belongs to Google Benchmark.
+  std::vector<std::string> ours, gb;
+  bool after = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (!after && a == "--") {
+      after = true;
+    } else {
+      (after ? gb : ours).push_back(a);
+    }
+  }
+  // `run` is the default subcommand.
+  static const std::vector<std::string> subcommands = {"sweep", "run", "bounds", "selftest"};
+  bool has_subcommand = false;
+  for (const auto& a : ours)
+    if (std::find(subcommands.begin(), subcommands.end(), a) != subcommands.end()) has_subcommand = true;
+  bool wants_help = !ours.empty() && (ours[0] == "-h" || ours[0] == "--help");
+  if (!has_subcommand && !wants_help) ours.insert(ours.begin(), "run");
+
+  CLI::App app{
+      "isaac-bench-gemm: isaac's GEMM template against cuBLAS/cuBLASLt on the ISAAC paper's problems.\n"
+      "Google Benchmark flags (run, bounds) go after '--'."};
+  app.require_subcommand(1, 1);
+
+  SweepOptions so;
+  auto* sweep = app.add_subcommand("sweep", "brute-force search over gemm_space; writes the winners CSV");
+  sweep->add_option("--problems", so.problems,
+                    "problems CSV (default: the compiled-in bench/problems/gemm_problems.csv)");
+  sweep->add_option("--dtypes", so.dtypes, "comma-separated dtypes")->capture_default_str();
+  sweep->add_option("--only", so.only, "only jobs whose name (e.g. f32/ICA/32x32x60000/NT) contains this");
+  sweep->add_option("--candidates", so.candidates, "parameter sets sampled at random per problem and dtype")
+      ->capture_default_str();
+  sweep->add_option("--random-share", so.random_share,
+                    "share of each job's time for the random sample; the rest refines its best (0..1)")
+      ->capture_default_str();
+  sweep->add_option("--refine-top", so.refine_top, "refinement: the fastest sets whose neighbours each round tries")
+      ->capture_default_str();
+  sweep->add_option("--refine-rounds", so.refine_rounds,
+                    "refinement: at most this many rounds (0: none); stops when a round finds nothing faster")
+      ->capture_default_str();
+  sweep->add_option("--seed", so.seed, "seed of the sample")->capture_default_str();
+  sweep->add_option("--acc16-fraction", so.acc16_fraction, "f16: share of the sample with ACC=16")
+      ->capture_default_str();
+  sweep->add_option("--out", so.out, "winners CSV")->capture_default_str();
+  sweep->add_option("--all", so.all, "CSV of every trial (for model training)")->capture_default_str();
+  sweep->add_option("--budget-seconds", so.budget_seconds, "stop within this many seconds")->capture_default_str();
+  sweep->add_option("--threads", so.threads, "compile threads (0: all cores)")->capture_default_str();
+  sweep->add_option("--warmup", so.warmup, "untimed runs before timing")->capture_default_str();
+  sweep->add_option("--repeats", so.repeats, "timed runs per candidate (median)")->capture_default_str();
+  sweep->add_option("--prune", so.prune, "time only once a candidate this many times slower than the best")
+      ->capture_default_str();
+  sweep->add_option("--verify", so.verify, "check at most this many of the fastest, in order")->capture_default_str();
+  sweep->add_option("--hang-seconds", so.hang_seconds, "a candidate running longer is taken as hung (exit 3)")
+      ->capture_default_str();
+  sweep->add_option("--split-mode", so.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
+  sweep->add_flag("--merge", so.merge,
+                  "keep the winners already in --out (a problem's own unless this run finds a faster one) and skip "
+                  "candidates that broke the context before");
+  sweep->add_flag("--resume", so.resume,
+                  "--merge, and skip the problems an earlier run finished (listed in <--all>.done)");
+  sweep->add_flag("--dry-run", so.dry_run, "no GPU: sample, and emit the sample's PTX with LLVM (sm_90)");
+
+  RunOptions ro;
+  auto* run = app.add_subcommand("run", "the winners against cuBLAS (Google Benchmark); writes the results CSV");
+  run->add_option("--winners", ro.winners, "winners CSV of the sweep")->capture_default_str();
+  run->add_option("--csv", ro.csv, "results CSV")->capture_default_str();
+  run->add_option("--dtypes", ro.dtypes, "comma-separated dtypes")->capture_default_str();
+  run->add_option("--repeats", ro.repeats, "timed runs per benchmark (median)")->capture_default_str();
+  run->add_option("--lt-algorithms", ro.lt_algorithms, "cuBLASLt heuristic algorithms to time")->capture_default_str();
+  run->add_option("--peak-size", ro.peak_size, "size of the cuBLAS GEMM that measures the peak")->capture_default_str();
+  run->add_option("--split-mode", ro.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
+
+  BoundsOptions bo;
+  auto* bounds = app.add_subcommand("bounds", "what bounds checks cost: f32 NT, aligned against +1 in M, N, K");
+  bounds->add_option("--winners", bo.winners, "winners CSV (the f32 NT winner of size^3)")->capture_default_str();
+  bounds->add_option("--params", bo.params, "parameters to use instead of the winner's");
+  bounds->add_option("--size", bo.size, "the aligned size")->capture_default_str();
+  bounds->add_option("--repeats", bo.repeats, "timed runs per benchmark (median)")->capture_default_str();
+  bounds->add_option("--csv", bo.csv, "results CSV")->capture_default_str();
+  bounds->add_option("--split-mode", bo.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
+
+  auto* selftest = app.add_subcommand("selftest", "checks of the CPU-side pieces (no GPU needed)");
+
+  std::vector<const char*> cli_argv{argv[0]};
+  for (const auto& a : ours) cli_argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(cli_argv.size()), cli_argv.data());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (!gb.empty() && !(run->parsed() || bounds->parsed())) {
+    fmt::print(stderr, "isaac-bench-gemm: only run and bounds take Google Benchmark flags (after '--')\n");
+    return exit_failed;
+  }
+
+  const char* mode = run->parsed() ? "run" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : "selftest";
+  try {
+    if (selftest->parsed()) return selftest_main();
+    if (sweep->parsed() && so.dry_run) return sweep_main(so);
+    if (int code = require_gpu()) return code;
+    if (sweep->parsed()) return sweep_main(so);
+    if (bounds->parsed()) {
+      bo.benchmark_args = gb;
+      return bounds_main(bo);
+    }
+    ro.benchmark_args = gb;
+    return run_main(ro);
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "isaac-bench-gemm {}: error: {}\n", mode, e.what());
+    return exit_failed;
+  }
+}

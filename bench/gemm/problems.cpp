@@ -1,0 +1,92 @@
+#include "problems.hpp"
+
+#include "csv.hpp"
+#include "embedded_problems.hpp"
+
+#include <isaac/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace isaac::bench {
+
+std::string Problem::shape() const { return fmt::format("{}x{}x{}", m, n, k); }
+
+std::string problem_name(ir::DType dtype, const Problem& p) {
+  return fmt::format("{}/{}/{}/{}", ir::name(dtype), p.suite, p.shape(), p.layout());
+}
+
+ir::Gemm to_gemm(const Problem& p, ir::DType dtype) { return ir::dense_gemm(dtype, p.m, p.n, p.k, p.at, p.bt); }
+
+double minimal_bytes(const Problem& p, ir::DType dtype) {
+  double elements = double(p.m) * double(p.k) + double(p.k) * double(p.n) + double(p.m) * double(p.n);
+  return elements * double(ir::size_of(dtype));
+}
+
+namespace {
+
+std::int64_t parse_int(const std::string& text, const CsvTable& t, std::size_t row, const char* what) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size())
+    throw BenchError(fmt::format("{}:{}: {} '{}' is not an integer", t.path, t.line_numbers[row], what, text));
+  return v;
+}
+
+}  // namespace
+
+std::vector<Problem> load_problems(const std::string& path) {
+  CsvTable t = path.empty() ? parse_csv(embedded_gemm_problems, "<compiled-in gemm_problems.csv>") : read_csv(path);
+  std::size_t suite = t.column("suite"), m = t.column("m"), n = t.column("n"), k = t.column("k"), at = t.column("at"),
+              bt = t.column("bt");
+  std::vector<Problem> out;
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    const auto& row = t.rows[r];
+    Problem p;
+    p.suite = row[suite];
+    p.m = parse_int(row[m], t, r, "m");
+    p.n = parse_int(row[n], t, r, "n");
+    p.k = parse_int(row[k], t, r, "k");
+    std::int64_t a = parse_int(row[at], t, r, "at"), b = parse_int(row[bt], t, r, "bt");
+    if (p.m < 1 || p.n < 1 || p.k < 1 || (a != 0 && a != 1) || (b != 0 && b != 1))
+      throw BenchError(fmt::format("{}:{}: sizes must be positive and at/bt 0 or 1", t.path, t.line_numbers[r]));
+    p.at = a == 1;
+    p.bt = b == 1;
+    out.push_back(p);
+  }
+  if (out.empty()) throw BenchError(fmt::format("{}: no problems", t.path));
+  return out;
+}
+
+ir::DType parse_one_dtype(const std::string& raw) {
+  std::string text = raw;
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (text == "fp32" || text == "float" || text == "float32") return ir::DType::f32;
+  if (text == "fp16" || text == "half" || text == "float16") return ir::DType::f16;
+  if (text == "fp64" || text == "double" || text == "float64") return ir::DType::f64;
+  ir::DType d;
+  try {
+    d = ir::parse_dtype(text);
+  } catch (const isaac::Error& e) {
+    throw BenchError(fmt::format("unknown dtype '{}': use f32, f16 or f64", raw));
+  }
+  if (d == ir::DType::bf16)
+    throw BenchError("bf16 is not benchmarked (the GEMM template has no bf16): use f32, f16 or f64");
+  return d;
+}
+
+std::vector<ir::DType> parse_dtypes(const std::string& text) {
+  std::vector<ir::DType> out;
+  for (const auto& item : split_csv_line(text)) {
+    if (item.empty()) continue;
+    ir::DType d = parse_one_dtype(item);
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  }
+  if (out.empty()) throw BenchError(fmt::format("no dtype in '{}': use e.g. f32,f16,f64", text));
+  return out;
+}
+
+}  // namespace isaac::bench

@@ -1,0 +1,115 @@
+#pragma once
+// The CONV template (paper §3.3): implicit GEMM over M = N*P*Q output pixels, N = K filters and a
+// reduction over C*R*S, with a look-up table (LUT) of reduction offsets.
+//
+// For each reduction index j the LUT holds the offset of tap (c, r, s) in the input and the tap's
+// (r * dilation_h, s * dilation_w), so that the kernel tests h = p*stride_h - pad_h + r*dilation_h
+// and w against the image without any division in the main loop; taps outside the image (padding)
+// read zero through selected loads. The table is built on the host once per shape
+// (conv_lookup_table) and kept with the compiled kernel (CompiledConv holds it in device memory).
+//
+// A kernel is specialised for one problem: every extent and stride is an immediate in the PTX, so
+// the pixel decompositions use constant divisions. The reduction runs in the filter's memory order:
+// (c, r, s) for KCRS and CRSK filters, (r, s, c) for KRSC, so that the filter is a plain strided
+// matrix; the input is reached through the LUT whatever its layout.
+#include <isaac/ir/conv.hpp>
+#include <isaac/lower/gemm.hpp>
+#include <isaac/lower/target.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace isaac::lower {
+
+struct ConvParams {
+  int pl = 64, kl = 64;  // block tile: output pixels (n, p, q flattened) x filters
+  int ps = 4, ks = 4;    // thread tile: pixels x filters
+  int u = 8;             // reduction depth (of C*R*S) of one shared-memory stage
+  int cs = 1;            // reduction steps whose fragments a thread loads into registers at once
+  int cl = 1;            // warp groups splitting each stage's reduction, reduced in shared memory
+  int cg = 1;            // blocks splitting C*R*S, reduced with atomics (C prepared with beta and bias)
+  int vi = 1, vf = 1;    // vector width (elements) of the global loads of the input and the filter
+  int li = 0, lf = 0;    // threads along the contiguous axis of the input and filter tiles when loading
+  int db = 1;            // double-buffered shared memory (1) or one stage (0)
+
+  int threads() const { return (pl / ps) * (kl / ks) * cl; }
+  // "PL=64,KL=64,PS=4,KS=4,U=8,CS=1,CL=1,CG=1,VI=1,VF=1,LI=16,LF=8,DB=1"
+  std::string str() const;
+  bool operator==(const ConvParams&) const = default;
+};
+
+// Parses str()'s form; keys in any order, missing keys keep their defaults. Throws InvalidArgument
+// naming an unknown key or a malformed value.
+ConvParams parse_conv_params(std::string_view text);
+
+// What the epilogue does after out = alpha * sum + beta * out: add bias[k] (a vector of K elements
+// of the problem's dtype), then max(0, .). Both change the code, so they are part of the kernel.
+struct ConvEpilogue {
+  bool bias = false;
+  bool relu = false;
+  bool operator==(const ConvEpilogue&) const = default;
+};
+std::string to_string(const ConvEpilogue& e);  // "none", "bias", "relu", "bias+relu"
+
+// Whether the input's contiguous axis is the reduction (NHWC) rather than the pixels (NCHW, CHWN),
+// and the filter's is the filters (CRSK) rather than the reduction (KCRS, KRSC).
+bool conv_input_reduction_contiguous(const ir::Conv& conv);
+bool conv_filter_k_contiguous(const ir::Conv& conv);
+
+// The one legality function for a parameter set, a problem (extents, strides, alignment,
+// epilogue) and a device; when it says no, it says why.
+Legality check_conv(const ir::Conv& problem, const ConvParams& p, const ConvEpilogue& epilogue = {},
+                    const DeviceLimits& device = {});
+// The parameters alone, for a dtype and the two contiguity choices above.
+Legality check_conv_params(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
+                           const ConvParams& p, const DeviceLimits& device = {});
+
+int estimate_conv_registers(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
+                            const ConvParams& p);
+int conv_shared_bytes(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
+                      const ConvParams& p);
+
+// One LUT entry per reduction index j (in the kernel's reduction order), padded with entries that
+// always fall outside the image up to a multiple of U: {input offset of (c, r, s) in elements,
+// r * dilation_h, s * dilation_w, 0}.
+using ConvLutEntry = std::array<std::int32_t, 4>;
+std::vector<ConvLutEntry> conv_lookup_table(const ir::Conv& problem, const ConvParams& p);
+
+// Kernel arguments, in this order:
+//   main:    (O*, I*, F*, LUT*, bias*, alpha, beta)   grid conv_grid().main, conv.threads threads
+//   prepare: (O*, bias*, beta)                        CG > 1 only: O = beta * O + bias, before main
+// alpha and beta are f64 for f64 problems and f32 otherwise; bias may be null without ConvEpilogue::bias.
+// beta == 0 never reads O (it may hold NaN).
+struct ConvKernel {
+  std::string ptx;
+  std::string main_name;
+  std::string prepare_name;  // non-empty for CG > 1
+  int threads = 0;
+  int shared_bytes = 0;      // dynamic shared memory of the main kernel
+  int helper_threads = 256;  // block size of prepare
+  double emit_ms = 0;
+};
+
+struct ConvGrid {
+  std::array<unsigned, 3> main{1, 1, 1};
+  std::array<unsigned, 3> helper{1, 1, 1};
+};
+ConvGrid conv_grid(const ir::Conv& problem, const ConvParams& p);
+
+// Emits the kernels for this problem. Throws InvalidArgument, with check_conv's reason, when the
+// parameters are illegal for it.
+ConvKernel emit_conv(const ir::Conv& problem, const ConvParams& p, const Target& target,
+                     const ConvEpilogue& epilogue = {});
+
+// Every legal parameter set of the template's search space for this problem (what the brute-force
+// sweep samples from).
+std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& epilogue = {},
+                                   const DeviceLimits& device = {});
+
+// Useful flops (2 * N*P*Q * K * C*R*S) of a problem.
+double conv_flops(const ir::Conv& problem);
+
+}  // namespace isaac::lower

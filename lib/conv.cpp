@@ -1,0 +1,95 @@
+#include <isaac/conv.hpp>
+#include <isaac/error.hpp>
+#include <isaac/gemm.hpp>
+
+#include <fmt/format.h>
+
+#include <optional>
+
+namespace isaac {
+
+struct CompiledConv::State {
+  ir::Conv problem;
+  lower::ConvParams params;
+  lower::ConvEpilogue epilogue;
+  lower::ConvKernel kernel;
+  int ordinal;
+  runtime::Module module;
+  runtime::Kernel main;
+  std::optional<runtime::Kernel> prepare;
+  runtime::Buffer lut;
+};
+
+CompiledConv::CompiledConv(const ir::Conv& problem, const lower::ConvParams& params,
+                           const lower::ConvEpilogue& epilogue, int ordinal)
+    : CompiledConv(problem,
+                   lower::emit_conv(problem, params,
+                                    lower::target_for_compute_capability(runtime::device_info(ordinal).compute_capability()),
+                                    epilogue),
+                   params, epilogue, ordinal) {}
+
+CompiledConv::CompiledConv(const ir::Conv& problem, lower::ConvKernel kernel, const lower::ConvParams& params,
+                           const lower::ConvEpilogue& epilogue, int ordinal) {
+  auto limits = device_limits(runtime::device_info(ordinal));
+  if (auto legal = lower::check_conv(problem, params, epilogue, limits); !legal)
+    throw InvalidArgument(fmt::format("CONV {} cannot run with {} on this device: {}", ir::to_string(problem),
+                                      params.str(), legal.reason));
+  runtime::use_device(ordinal);
+  auto module = runtime::Module::from_ptx(kernel.ptx);
+  auto main = module.kernel(kernel.main_name);
+  if (kernel.shared_bytes > 48 * 1024) main.set_max_dynamic_shared(kernel.shared_bytes);
+  std::optional<runtime::Kernel> prepare;
+  if (!kernel.prepare_name.empty()) prepare = module.kernel(kernel.prepare_name);
+  // The look-up table: built and uploaded once, here.
+  auto table = lower::conv_lookup_table(problem, params);
+  runtime::Buffer lut(table.size() * sizeof(lower::ConvLutEntry));
+  lut.upload(table.data(), lut.bytes());
+  state_ = std::make_unique<State>(
+      State{problem, params, epilogue, std::move(kernel), ordinal, std::move(module), main, prepare, std::move(lut)});
+}
+
+CompiledConv::CompiledConv(CompiledConv&&) noexcept = default;
+CompiledConv& CompiledConv::operator=(CompiledConv&&) noexcept = default;
+CompiledConv::~CompiledConv() = default;
+
+const ir::Conv& CompiledConv::problem() const { return state_->problem; }
+const lower::ConvParams& CompiledConv::params() const { return state_->params; }
+const lower::ConvEpilogue& CompiledConv::epilogue() const { return state_->epilogue; }
+const lower::ConvKernel& CompiledConv::kernel() const { return state_->kernel; }
+runtime::KernelAttributes CompiledConv::attributes() const { return state_->main.attributes(); }
+
+void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runtime::DevicePtr filter, double alpha,
+                       double beta, const runtime::Stream& stream, runtime::DevicePtr bias) const {
+  const State& s = *state_;
+  if (s.epilogue.bias && bias == 0)
+    throw InvalidArgument("this CONV kernel adds a bias: pass the device pointer of its K values");
+  if (!s.epilogue.bias && bias != 0)
+    throw InvalidArgument("this CONV kernel was compiled without a bias: compile it with ConvEpilogue::bias");
+  int elem = static_cast<int>(ir::size_of(s.problem.dtype));
+  auto check_alignment = [&](const char* what, runtime::DevicePtr ptr, int align) {
+    if (ptr % static_cast<runtime::DevicePtr>(std::max(align, elem)))
+      throw InvalidArgument(fmt::format("the {} pointer is not {}-byte aligned, as the compiled problem declares", what,
+                                        std::max(align, elem)));
+  };
+  check_alignment("input", input, s.problem.align_input);
+  check_alignment("filter", filter, s.problem.align_filter);
+  check_alignment("output", output, elem);
+  runtime::use_device(s.ordinal);
+  auto grid = lower::conv_grid(s.problem, s.params);
+  bool f64 = s.problem.dtype == ir::DType::f64;
+  double alpha64 = alpha, beta64 = beta;
+  float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
+  void* alpha_arg = f64 ? static_cast<void*>(&alpha64) : &alpha32;
+  void* beta_arg = f64 ? static_cast<void*>(&beta64) : &beta32;
+  runtime::DevicePtr lut = s.lut.ptr();
+  auto dim = [](const std::array<unsigned, 3>& d) { return runtime::Dim3{d[0], d[1], d[2]}; };
+  if (s.prepare) {
+    void* args[] = {&output, &bias, beta_arg};
+    runtime::launch(*s.prepare, dim(grid.helper), {static_cast<unsigned>(s.kernel.helper_threads)}, 0, stream, args);
+  }
+  void* args[] = {&output, &input, &filter, &lut, &bias, alpha_arg, beta_arg};
+  runtime::launch(s.main, dim(grid.main), {static_cast<unsigned>(s.kernel.threads)},
+                  static_cast<unsigned>(s.kernel.shared_bytes), stream, args);
+}
+
+}  // namespace isaac

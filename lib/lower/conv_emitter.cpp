@@ -1,0 +1,585 @@
+// The CONV template's emitter: implicit GEMM with a look-up table of reduction offsets, as LLVM IR
+// through NVPTX to PTX.
+//
+// The structure is the GEMM template's (gemm_emitter.cpp), with the input as A (pixels x reduction)
+// and the filter as B (reduction x filters): block (bp, bk, cz) computes a PL x KL tile of output
+// pixels x filters over its share of C*R*S, staging U-deep slices of both operands in shared memory
+// (double-buffered when DB=1), and CL warp groups split each stage. What differs is the input load:
+// each thread knows, for each pixel it loads, the pixel's base offset and (h0, w0) = (p*stride_h -
+// pad_h, q*stride_w - pad_w); per reduction index j it reads the LUT entry {offset, dh, dw} and
+// selects zero where h0 + dh or w0 + dw leaves the image (padding, and the LUT's tail padding).
+// Every extent and stride is an immediate: the kernel is specialised for one problem.
+#include "lower/conv_layout.hpp"
+#include "lower/nvptx_backend.hpp"
+
+#include <isaac/error.hpp>
+#include <isaac/lower/conv.hpp>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <functional>
+
+namespace isaac::lower {
+
+namespace {
+
+using llvm::Value;
+
+struct LoadSlot {
+  int c = 0, o = 0;  // compile-time part of the contiguous / other tile coordinates
+};
+
+// Fragment element i of a thread's PS (or KS) lies at chunk i / fv, lane i % fv.
+int fragment_offset(int i, int fv, int tile, int thread_tile) { return (i / fv) * (tile * fv / thread_tile) + i % fv; }
+
+class ConvEmitter {
+ public:
+  ConvEmitter(llvm::Module& module, const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue)
+      : ctx_(module.getContext()),
+        module_(module),
+        b_(ctx_),
+        v_(v),
+        p_(p),
+        g_(conv_as_gemm(p)),
+        in_red_(conv_input_reduction_contiguous(v)),
+        f_k_(conv_filter_k_contiguous(v)),
+        l_(conv_layout(v.dtype, in_red_, f_k_, p)),
+        epi_(epilogue) {
+    i32_ = b_.getInt32Ty();
+    i64_ = b_.getInt64Ty();
+    gptr_ = llvm::PointerType::get(ctx_, 1);
+    switch (v.dtype) {
+      case ir::DType::f16: elem_ = b_.getHalfTy(); break;
+      case ir::DType::f64: elem_ = b_.getDoubleTy(); break;
+      default: elem_ = b_.getFloatTy(); break;
+    }
+    scalar_ = v.dtype == ir::DType::f64 ? b_.getDoubleTy() : b_.getFloatTy();
+    acc_ = scalar_;
+    smem_ = module_.getNamedGlobal("isaac_smem");
+    if (!smem_)
+      smem_ = new llvm::GlobalVariable(module_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
+                                       llvm::GlobalValue::ExternalLinkage, nullptr, "isaac_smem", nullptr,
+                                       llvm::GlobalValue::NotThreadLocal, 3);
+    smem_->setAlignment(llvm::Align(16));
+    npq_ = v.n * v.p * v.q;
+    crs_ = v.c * v.r * v.s;
+    fj_ = v.filter_layout == ir::FilterLayout::krsc ? v.filter_strides[1] : v.filter_strides[3];
+  }
+
+  std::string name() const {
+    return fmt::format("isaac_conv_{}_{}_{}", ir::name(v_.dtype), ir::name(v_.input_layout), ir::name(v_.filter_layout));
+  }
+
+  void emit_main();
+  void emit_prepare();
+
+ private:
+  Value* c32(std::int64_t x) { return b_.getInt32(static_cast<std::uint32_t>(x)); }
+  Value* c64(std::int64_t x) { return b_.getInt64(static_cast<std::uint64_t>(x)); }
+  Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateIntrinsic(id, {}, {}); }
+  Value* min32(Value* a, Value* x) { return b_.CreateSelect(b_.CreateICmpSLT(a, x), a, x); }
+  Value* gep(llvm::Type* t, Value* ptr, Value* index) { return b_.CreateInBoundsGEP(t, ptr, index); }
+  void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+  llvm::Type* vec(llvm::Type* t, int n) { return n == 1 ? t : llvm::FixedVectorType::get(t, n); }
+  llvm::AllocaInst* local(llvm::Type* t, const char* name) {
+    llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
+    return entry.CreateAlloca(t, nullptr, name);
+  }
+  Value* zero(llvm::Type* t) { return llvm::Constant::getNullValue(t); }
+  void begin_kernel(const std::string& name, std::vector<llvm::Type*> params, int max_threads);
+  void if_then(Value* cond, const std::function<void()>& then);
+  void if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise);
+  void for_loop(Value* count, const std::function<void(Value*)>& body);
+  void predicated(const char* op, Value* ptr, Value* value, Value* pred);
+  Value* to_scalar(Value* x) { return x->getType() == scalar_ ? x : b_.CreateFPExt(x, scalar_); }
+  Value* to_elem(Value* x) { return x->getType() == elem_ ? x : b_.CreateFPTrunc(x, elem_); }
+
+  // Pixel index -> (n, p, q): n fastest for CHWN (its contiguous axis), q fastest otherwise.
+  struct Pixel {
+    Value *n, *p, *q;
+  };
+  Pixel decompose(Value* pixel);
+  // The output offset (elements) of pixel part / filter part.
+  Value* output_pixel_offset(const Pixel& px);
+
+  std::vector<LoadSlot> slots(int contiguous, int other, int along, int vector) const;
+  void load_tile(Value* tile, bool predicated);
+  void store_tile(Value* stage);
+  void compute_stage(Value* stage);
+  void reduce_warp_groups();
+  void epilogue();
+
+  llvm::LLVMContext& ctx_;
+  llvm::Module& module_;
+  llvm::IRBuilder<> b_;
+  const ir::Conv& v_;
+  ConvParams p_;
+  GemmParams g_;
+  bool in_red_, f_k_;
+  GemmLayout l_;
+  ConvEpilogue epi_;
+  std::int64_t npq_, crs_, fj_;
+  llvm::Type *i32_, *i64_, *elem_, *scalar_, *acc_;
+  llvm::PointerType* gptr_;
+  llvm::GlobalVariable* smem_;
+  llvm::Function* function_ = nullptr;
+
+  Value *O_, *I_, *F_, *LUT_, *bias_, *alpha_, *beta_;
+  Value *tid_, *tm_, *tn_, *tk_, *bm_, *bn_, *kz_, *k_begin_, *k_end_;
+  std::vector<LoadSlot> slots_a_, slots_b_;
+  std::vector<Value*> a_base_, a_h0_, a_w0_, a_k_;  // per input slot
+  std::vector<Value*> b_offset_, b_k_;              // per filter slot
+  std::vector<llvm::AllocaInst*> pre_a_, pre_b_;
+  std::vector<llvm::AllocaInst*> acc_cells_;
+};
+
+void ConvEmitter::begin_kernel(const std::string& name, std::vector<llvm::Type*> params, int max_threads) {
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  function_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module_);
+  mark_kernel(*function_, max_threads, 1);
+  for (auto& arg : function_->args())
+    if (arg.getType()->isPointerTy()) arg.addAttr(llvm::Attribute::NoAlias);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", function_));
+}
+
+void ConvEmitter::if_then(Value* cond, const std::function<void()>& then) {
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "then", function_);
+  auto* done = llvm::BasicBlock::Create(ctx_, "endif", function_);
+  b_.CreateCondBr(cond, then_bb, done);
+  b_.SetInsertPoint(then_bb);
+  then();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+void ConvEmitter::if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise) {
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "then", function_);
+  auto* else_bb = llvm::BasicBlock::Create(ctx_, "else", function_);
+  auto* done = llvm::BasicBlock::Create(ctx_, "endif", function_);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  then();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(else_bb);
+  otherwise();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+void ConvEmitter::for_loop(Value* count, const std::function<void(Value*)>& body) {
+  auto* counter = local(i32_, "t");
+  b_.CreateStore(c32(0), counter);
+  auto* head = llvm::BasicBlock::Create(ctx_, "loop", function_);
+  auto* body_bb = llvm::BasicBlock::Create(ctx_, "body", function_);
+  auto* done = llvm::BasicBlock::Create(ctx_, "done", function_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  Value* t = b_.CreateLoad(i32_, counter);
+  b_.CreateCondBr(b_.CreateICmpSLT(t, count), body_bb, done);
+  b_.SetInsertPoint(body_bb);
+  body(t);
+  b_.CreateStore(b_.CreateAdd(t, c32(1)), counter);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(done);
+}
+
+// Inline PTX: LLVM would turn a conditional store into a branch around it.
+void ConvEmitter::predicated(const char* op, Value* ptr, Value* value, Value* pred) {
+  llvm::Type* t = value->getType();
+  bool half = t->isHalfTy();
+  const char* constraint = half ? "h" : t->isDoubleTy() ? "d" : "f";
+  const char* suffix = half ? (std::string_view(op) == "st" ? "b16" : "noftz.f16") : t->isDoubleTy() ? "f64" : "f32";
+  const char* instruction = std::string_view(op) == "st" ? "st.global" : "red.global.add";
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {i64_, half ? b_.getInt16Ty() : t, i32_}, false);
+  auto* asm_fn = llvm::InlineAsm::get(
+      type,
+      fmt::format("{{ .reg .pred isaac_p; setp.ne.b32 isaac_p, $2, 0; @isaac_p {}.{} [$0], $1; }}", instruction, suffix),
+      fmt::format("l,{},r,~{{memory}}", constraint), true);
+  Value* bits = half ? b_.CreateBitCast(value, b_.getInt16Ty()) : value;
+  b_.CreateCall(asm_fn, {b_.CreatePtrToInt(ptr, i64_), bits, b_.CreateZExt(pred, i32_)});
+}
+
+ConvEmitter::Pixel ConvEmitter::decompose(Value* pixel) {
+  Pixel px;
+  if (v_.input_layout == ir::ImageLayout::chwn) {
+    px.n = b_.CreateURem(pixel, c32(v_.n));
+    Value* pq = b_.CreateUDiv(pixel, c32(v_.n));
+    px.q = b_.CreateURem(pq, c32(v_.q));
+    px.p = b_.CreateUDiv(pq, c32(v_.q));
+  } else {
+    px.q = b_.CreateURem(pixel, c32(v_.q));
+    Value* np = b_.CreateUDiv(pixel, c32(v_.q));
+    px.p = b_.CreateURem(np, c32(v_.p));
+    px.n = b_.CreateUDiv(np, c32(v_.p));
+  }
+  return px;
+}
+
+Value* ConvEmitter::output_pixel_offset(const Pixel& px) {
+  const auto& os = v_.output_strides;
+  auto term = [&](Value* x, std::int64_t stride) { return b_.CreateMul(b_.CreateZExt(x, i64_), c64(stride)); };
+  return b_.CreateAdd(term(px.n, os[0]), b_.CreateAdd(term(px.p, os[2]), term(px.q, os[3])));
+}
+
+std::vector<LoadSlot> ConvEmitter::slots(int contiguous, int other, int along, int vector) const {
+  int across = l_.threads / along;
+  std::vector<LoadSlot> out;
+  for (int o = 0; o < other; o += across)
+    for (int c = 0; c < contiguous; c += along * vector) out.push_back({c, o});
+  return out;
+}
+
+// Loads stage `tile` of this block's reduction range into the prefetch registers. The input goes
+// through the LUT with its padding mask; `predicated` also zeroes what lies past k_end.
+void ConvEmitter::load_tile(Value* tile, bool predicated) {
+  Value* k0 = b_.CreateAdd(k_begin_, b_.CreateMul(tile, c32(g_.u)));
+  auto* lut_type = llvm::FixedVectorType::get(i32_, 4);
+  // Input: one LUT entry per slot (vectors along c share their tap).
+  {
+    llvm::Type* type = vec(elem_, p_.vi);
+    for (size_t s = 0; s < a_base_.size(); ++s) {
+      Value* j = b_.CreateAdd(k0, a_k_[s]);
+      Value* entry = b_.CreateAlignedLoad(lut_type, gep(lut_type, LUT_, j), llvm::Align(16));
+      Value* h = b_.CreateAdd(a_h0_[s], b_.CreateExtractElement(entry, c32(1)));
+      Value* w = b_.CreateAdd(a_w0_[s], b_.CreateExtractElement(entry, c32(2)));
+      Value* inside = b_.CreateAnd(b_.CreateICmpULT(h, c32(v_.h)), b_.CreateICmpULT(w, c32(v_.w)));
+      if (predicated) inside = b_.CreateAnd(inside, b_.CreateICmpSLT(j, k_end_));
+      Value* offset = b_.CreateSelect(inside, b_.CreateAdd(a_base_[s], b_.CreateExtractElement(entry, c32(0))), c32(0));
+      Value* value = b_.CreateAlignedLoad(type, gep(elem_, I_, b_.CreateZExt(offset, i64_)),
+                                          llvm::Align(p_.vi * l_.elem));
+      b_.CreateStore(b_.CreateSelect(inside, value, zero(type)), pre_a_[s]);
+    }
+  }
+  // Filter: a strided matrix over (j, k), k clamped once.
+  {
+    llvm::Type* type = vec(elem_, p_.vf);
+    for (size_t s = 0; s < b_offset_.size(); ++s) {
+      Value* k = b_.CreateAdd(k0, b_k_[s]);
+      Value* in_range = nullptr;
+      if (predicated) {
+        in_range = b_.CreateICmpSLT(k, k_end_);
+        k = b_.CreateSelect(in_range, k, k_begin_);
+      }
+      Value* k_offset = b_.CreateSExt(k, i64_);
+      if (f_k_) k_offset = b_.CreateMul(k_offset, c64(fj_));
+      Value* value = b_.CreateAlignedLoad(type, gep(elem_, F_, b_.CreateAdd(b_offset_[s], k_offset)),
+                                          llvm::Align(p_.vf * l_.elem));
+      if (predicated) value = b_.CreateSelect(in_range, value, zero(type));
+      b_.CreateStore(value, pre_b_[s]);
+    }
+  }
+}
+
+void ConvEmitter::store_tile(Value* stage) {
+  auto store = [&](int region_offset, int stage_size, int pitch, bool k_contiguous, const std::vector<LoadSlot>& s,
+                   int along, const std::vector<llvm::AllocaInst*>& pre, int v) {
+    Value* lane = b_.CreateURem(tid_, c32(along));
+    Value* row = b_.CreateUDiv(tid_, c32(along));
+    Value* base = b_.CreateAdd(c32(region_offset), b_.CreateMul(stage, c32(stage_size)));
+    llvm::Type* type = vec(elem_, v);
+    for (size_t i = 0; i < s.size(); ++i) {
+      Value* c = b_.CreateAdd(c32(s[i].c), b_.CreateMul(lane, c32(v)));
+      Value* o = b_.CreateAdd(c32(s[i].o), row);
+      Value* value = b_.CreateLoad(type, pre[i]);
+      if (!k_contiguous) {
+        Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(o, c32(pitch)), c));
+        b_.CreateAlignedStore(value, gep(elem_, smem_, index), llvm::Align(v * l_.elem));
+      } else {
+        for (int e = 0; e < v; ++e) {
+          Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(c, c32(e)), c32(pitch)), o));
+          Value* scalar = v == 1 ? value : b_.CreateExtractElement(value, e);
+          b_.CreateAlignedStore(scalar, gep(elem_, smem_, index), llvm::Align(l_.elem));
+        }
+      }
+    }
+  };
+  store(0, l_.stage_a, l_.pitch_a, in_red_, slots_a_, g_.la, pre_a_, g_.va);
+  store(l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, !f_k_, slots_b_, g_.lb, pre_b_, g_.vb);
+}
+
+void ConvEmitter::compute_stage(Value* stage) {
+  int steps = g_.u / g_.kl;
+  Value* k_first = b_.CreateMul(tk_, c32(steps));
+  Value* a_base = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_a)), b_.CreateMul(k_first, c32(l_.pitch_a))),
+                               b_.CreateMul(tm_, c32(l_.fvm)));
+  Value* b_base = b_.CreateAdd(
+      b_.CreateAdd(c32(l_.stages * l_.stage_a),
+                   b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_b)), b_.CreateMul(k_first, c32(l_.pitch_b)))),
+      b_.CreateMul(tn_, c32(l_.fvn)));
+  auto fragment = [&](Value* base, int k, int pitch, int tile, int thread_tile, int fv) {
+    std::vector<Value*> values;
+    for (int chunk = 0; chunk < thread_tile / fv; ++chunk) {
+      Value* index = b_.CreateAdd(base, c32(k * pitch + chunk * (tile * fv / thread_tile)));
+      Value* x = b_.CreateAlignedLoad(vec(elem_, fv), gep(elem_, smem_, index), llvm::Align(fv * l_.elem));
+      for (int e = 0; e < fv; ++e) values.push_back(fv == 1 ? x : b_.CreateExtractElement(x, e));
+    }
+    return values;
+  };
+  // An empty asm with a memory clobber per group of CS steps keeps LLVM from hoisting a whole
+  // stage of fragments into registers.
+  auto* fence = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), "", "~{memory}", true);
+  for (int step = 0; step < steps; step += g_.ks) {
+    if (step > 0) b_.CreateCall(fence);
+    std::vector<std::vector<Value*>> a(g_.ks), bv(g_.ks);
+    for (int s = 0; s < g_.ks; ++s) {
+      a[s] = fragment(a_base, step + s, l_.pitch_a, g_.ml, g_.ms, l_.fvm);
+      bv[s] = fragment(b_base, step + s, l_.pitch_b, g_.nl, g_.ns, l_.fvn);
+    }
+    for (int s = 0; s < g_.ks; ++s)
+      for (int j = 0; j < g_.ns; ++j)
+        for (int i = 0; i < g_.ms; ++i) {
+          auto* cell = acc_cells_[i * g_.ns + j];
+          Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fma, {acc_},
+                                          {to_scalar(a[s][i]), to_scalar(bv[s][j]), b_.CreateLoad(acc_, cell)});
+          b_.CreateStore(sum, cell);
+        }
+  }
+}
+
+void ConvEmitter::reduce_warp_groups() {
+  if (g_.kl == 1) return;
+  int group = (g_.ml / g_.ms) * (g_.nl / g_.ns);
+  Value* tmn = b_.CreateURem(tid_, c32(group));
+  int cells = static_cast<int>(acc_cells_.size());
+  auto slot = [&](Value* g, int e) {
+    Value* index = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(g, c32(cells)), c32(e)), c32(group)), tmn);
+    return gep(acc_, smem_, index);
+  };
+  barrier();
+  if_then(b_.CreateICmpNE(tk_, c32(0)), [&] {
+    Value* g = b_.CreateSub(tk_, c32(1));
+    for (int e = 0; e < cells; ++e) b_.CreateStore(b_.CreateLoad(acc_, acc_cells_[e]), slot(g, e));
+  });
+  barrier();
+  if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] {
+    for (int g = 0; g < g_.kl - 1; ++g)
+      for (int e = 0; e < cells; ++e) {
+        Value* sum = b_.CreateFAdd(b_.CreateLoad(acc_, acc_cells_[e]), b_.CreateLoad(acc_, slot(c32(g), e)));
+        b_.CreateStore(sum, acc_cells_[e]);
+      }
+  });
+}
+
+void ConvEmitter::epilogue() {
+  Value* m0 = b_.CreateAdd(b_.CreateMul(bm_, c32(g_.ml)), b_.CreateMul(tm_, c32(l_.fvm)));
+  Value* n0 = b_.CreateAdd(b_.CreateMul(bn_, c32(g_.nl)), b_.CreateMul(tn_, c32(l_.fvn)));
+  // Per pixel of the thread tile: its output offset and whether it exists; per filter likewise.
+  std::vector<Value*> pixel_offset, pixel_ok, filter, filter_ok;
+  for (int i = 0; i < g_.ms; ++i) {
+    Value* m = b_.CreateAdd(m0, c32(fragment_offset(i, l_.fvm, g_.ml, g_.ms)));
+    pixel_ok.push_back(b_.CreateICmpULT(m, c32(npq_)));
+    pixel_offset.push_back(output_pixel_offset(decompose(min32(m, c32(npq_ - 1)))));
+  }
+  for (int j = 0; j < g_.ns; ++j) {
+    Value* k = b_.CreateAdd(n0, c32(fragment_offset(j, l_.fvn, g_.nl, g_.ns)));
+    filter_ok.push_back(b_.CreateICmpULT(k, c32(v_.k)));
+    filter.push_back(min32(k, c32(v_.k - 1)));
+  }
+  auto out_ptr = [&](int i, int j) {
+    Value* offset = b_.CreateAdd(pixel_offset[i], b_.CreateMul(b_.CreateZExt(filter[j], i64_), c64(v_.output_strides[1])));
+    return gep(elem_, O_, offset);
+  };
+  if (p_.cg > 1) {  // atomic: O was set to beta * O + bias beforehand
+    for (int j = 0; j < g_.ns; ++j)
+      for (int i = 0; i < g_.ms; ++i) {
+        Value* acc = b_.CreateLoad(acc_, acc_cells_[i * g_.ns + j]);
+        predicated("red", out_ptr(i, j), to_elem(b_.CreateFMul(alpha_, acc)), b_.CreateAnd(pixel_ok[i], filter_ok[j]));
+      }
+    return;
+  }
+  std::vector<Value*> bias(g_.ns, nullptr);
+  if (epi_.bias)
+    for (int j = 0; j < g_.ns; ++j)
+      bias[j] = to_scalar(b_.CreateAlignedLoad(elem_, gep(elem_, bias_, b_.CreateZExt(filter[j], i64_)),
+                                               llvm::Align(l_.elem)));
+  // beta = 0 must not read O: it may hold NaNs.
+  auto write = [&](bool read_o) {
+    for (int j = 0; j < g_.ns; ++j)
+      for (int i = 0; i < g_.ms; ++i) {
+        Value* ptr = out_ptr(i, j);  // clamped coordinates: always a valid address
+        Value* value = b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * g_.ns + j]));
+        if (read_o)
+          value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_},
+                                     {beta_, to_scalar(b_.CreateAlignedLoad(elem_, ptr, llvm::Align(l_.elem))), value});
+        if (bias[j]) value = b_.CreateFAdd(value, bias[j]);
+        if (epi_.relu)
+          value = b_.CreateSelect(b_.CreateFCmpOGT(value, zero(scalar_)), value, zero(scalar_));
+        predicated("st", ptr, to_elem(value), b_.CreateAnd(pixel_ok[i], filter_ok[j]));
+      }
+  };
+  if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { write(false); }, [&] { write(true); });
+}
+
+void ConvEmitter::emit_main() {
+  begin_kernel(name(), {gptr_, gptr_, gptr_, gptr_, gptr_, scalar_, scalar_}, l_.threads);
+  for (int a = 1; a <= 4; ++a) function_->getArg(a)->addAttr(llvm::Attribute::ReadOnly);
+  auto arg = function_->arg_begin();
+  O_ = arg++, I_ = arg++, F_ = arg++, LUT_ = arg++, bias_ = arg++, alpha_ = arg++, beta_ = arg++;
+
+  tid_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  Value* pid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  kz_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y);
+  // Consecutive blocks take consecutive filter tiles of one pixel tile: they share its input in L2.
+  std::int64_t num_k = (v_.k + g_.nl - 1) / g_.nl;
+  bm_ = b_.CreateUDiv(pid, c32(num_k));
+  bn_ = b_.CreateURem(pid, c32(num_k));
+
+  // This block's share of C*R*S: whole tiles of U, the last share shorter.
+  std::int64_t k_tiles = (crs_ + g_.u - 1) / g_.u;
+  std::int64_t per_split = (k_tiles + g_.kg - 1) / g_.kg * g_.u;
+  k_begin_ = min32(b_.CreateMul(kz_, c32(per_split)), c32(crs_));
+  k_end_ = min32(b_.CreateAdd(k_begin_, c32(per_split)), c32(crs_));
+  Value* length = b_.CreateSub(k_end_, k_begin_);
+  Value* full = b_.CreateUDiv(length, c32(g_.u));
+  Value* total = b_.CreateAdd(full, b_.CreateZExt(b_.CreateICmpNE(b_.CreateURem(length, c32(g_.u)), c32(0)), i32_));
+
+  int tm_count = g_.ml / g_.ms, tn_count = g_.nl / g_.ns;
+  tm_ = b_.CreateURem(tid_, c32(tm_count));
+  tn_ = b_.CreateURem(b_.CreateUDiv(tid_, c32(tm_count)), c32(tn_count));
+  tk_ = b_.CreateUDiv(tid_, c32(tm_count * tn_count));
+
+  // Input slots: the pixel (clamped: rows past the edge re-read the last pixel; their results are
+  // never stored), its base offset and (h0, w0).
+  {
+    Value* lane = b_.CreateMul(b_.CreateURem(tid_, c32(g_.la)), c32(g_.va));
+    Value* row = b_.CreateUDiv(tid_, c32(g_.la));
+    slots_a_ = slots(l_.ca, l_.oa, g_.la, g_.va);
+    const auto& is = v_.input_strides;
+    for (const LoadSlot& slot : slots_a_) {
+      Value* c = b_.CreateAdd(c32(slot.c), lane);
+      Value* o = b_.CreateAdd(c32(slot.o), row);
+      Value* local_pixel = in_red_ ? o : c;
+      Value* pixel = b_.CreateAdd(b_.CreateMul(bm_, c32(g_.ml)), local_pixel);
+      pixel = min32(pixel, c32(npq_ - (in_red_ ? 1 : g_.va)));
+      Pixel px = decompose(pixel);
+      Value* h0 = b_.CreateSub(b_.CreateMul(px.p, c32(v_.stride_h)), c32(v_.pad_h));
+      Value* w0 = b_.CreateSub(b_.CreateMul(px.q, c32(v_.stride_w)), c32(v_.pad_w));
+      Value* base = b_.CreateAdd(b_.CreateMul(px.n, c32(is[0])),
+                                 b_.CreateAdd(b_.CreateMul(h0, c32(is[2])), b_.CreateMul(w0, c32(is[3]))));
+      a_base_.push_back(base);
+      a_h0_.push_back(h0);
+      a_w0_.push_back(w0);
+      a_k_.push_back(in_red_ ? c : o);
+      pre_a_.push_back(local(vec(elem_, g_.va), "prefetch_input"));
+    }
+  }
+  // Filter slots: the clamped filter part of the address.
+  {
+    Value* lane = b_.CreateMul(b_.CreateURem(tid_, c32(g_.lb)), c32(g_.vb));
+    Value* row = b_.CreateUDiv(tid_, c32(g_.lb));
+    slots_b_ = slots(l_.cb, l_.ob, g_.lb, g_.vb);
+    for (const LoadSlot& slot : slots_b_) {
+      Value* c = b_.CreateAdd(c32(slot.c), lane);
+      Value* o = b_.CreateAdd(c32(slot.o), row);
+      bool j_contiguous = !f_k_;
+      Value* local_k = j_contiguous ? o : c;
+      Value* k = b_.CreateAdd(b_.CreateMul(bn_, c32(g_.nl)), local_k);
+      k = min32(k, c32(v_.k - (j_contiguous ? 1 : g_.vb)));
+      Value* off = b_.CreateSExt(k, i64_);
+      if (j_contiguous) off = b_.CreateMul(off, c64(v_.filter_strides[0]));
+      b_offset_.push_back(off);
+      b_k_.push_back(j_contiguous ? c : o);
+      pre_b_.push_back(local(vec(elem_, g_.vb), "prefetch_filter"));
+    }
+  }
+
+  for (int e = 0; e < g_.ms * g_.ns; ++e) {
+    acc_cells_.push_back(local(acc_, "acc"));
+    b_.CreateStore(zero(acc_), acc_cells_.back());
+  }
+
+  auto load_any = [&](Value* tile) {
+    if_else(b_.CreateICmpSLT(tile, full), [&] { load_tile(tile, false); }, [&] { load_tile(tile, true); });
+  };
+  if (g_.db) {
+    if_then(b_.CreateICmpSGT(total, c32(0)), [&] {
+      load_any(c32(0));
+      store_tile(c32(0));
+      barrier();
+    });
+    for_loop(total, [&](Value* t) {
+      Value* next = b_.CreateAdd(t, c32(1));
+      Value* has_next = b_.CreateICmpSLT(next, total);
+      if_then(has_next, [&] { load_any(next); });
+      compute_stage(b_.CreateAnd(t, c32(1)));
+      store_tile(b_.CreateAnd(next, c32(1)));
+      barrier();
+    });
+  } else {
+    for_loop(total, [&](Value* t) {
+      load_any(t);
+      barrier();
+      store_tile(c32(0));
+      barrier();
+      compute_stage(c32(0));
+    });
+  }
+  reduce_warp_groups();
+  if (g_.kl > 1) {
+    if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] { epilogue(); });
+  } else {
+    epilogue();
+  }
+  b_.CreateRetVoid();
+}
+
+// CG > 1: O = beta * O + bias (exactly bias, or 0, when beta = 0) before the blocks add their parts.
+void ConvEmitter::emit_prepare() {
+  begin_kernel(name() + "_prepare", {gptr_, gptr_, scalar_}, 256);
+  auto arg = function_->arg_begin();
+  Value *O = arg++, *bias = arg++, *beta = arg++;
+  Value* index = b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), c32(256)),
+                              sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  if_then(b_.CreateICmpULT(index, c32(npq_ * v_.k)), [&] {
+    Value* pixel = b_.CreateURem(index, c32(npq_));
+    Value* k = b_.CreateUDiv(index, c32(npq_));
+    Value* offset = b_.CreateAdd(output_pixel_offset(decompose(pixel)),
+                                 b_.CreateMul(b_.CreateZExt(k, i64_), c64(v_.output_strides[1])));
+    Value* ptr = gep(elem_, O, offset);
+    Value* base = zero(scalar_);
+    if (epi_.bias) base = to_scalar(b_.CreateLoad(elem_, gep(elem_, bias, b_.CreateZExt(k, i64_))));
+    if_else(
+        b_.CreateFCmpOEQ(beta, llvm::ConstantFP::get(scalar_, 0.0)), [&] { b_.CreateStore(to_elem(base), ptr); },
+        [&] {
+          Value* old = to_scalar(b_.CreateLoad(elem_, ptr));
+          b_.CreateStore(to_elem(b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {beta, old, base})), ptr);
+        });
+  });
+  b_.CreateRetVoid();
+}
+
+}  // namespace
+
+ConvKernel emit_conv(const ir::Conv& v, const ConvParams& p, const Target& target, const ConvEpilogue& epilogue) {
+  if (auto legal = check_conv(v, p, epilogue, DeviceLimits{.sm = target.sm}); !legal)
+    throw InvalidArgument("illegal CONV parameters " + p.str() + " for " + ir::to_string(v) + ": " + legal.reason);
+  if (v.n * v.p * v.q * v.k > 0x7fffffff && p.cg > 1)
+    throw InvalidArgument("CG > 1 needs N*P*Q*K below 2^31 (the prepare kernel's index)");
+  auto start = std::chrono::steady_clock::now();
+  llvm::LLVMContext ctx;
+  auto module = make_nvptx_module(ctx, "isaac_conv", target);
+  ConvKernel kernel;
+  {
+    ConvEmitter main(*module, v, p, epilogue);
+    main.emit_main();
+    kernel.main_name = main.name();
+  }
+  if (p.cg > 1) {
+    ConvEmitter helper(*module, v, p, epilogue);
+    helper.emit_prepare();
+    kernel.prepare_name = helper.name() + "_prepare";
+  }
+  kernel.ptx = compile_to_ptx(*module, target);
+  kernel.threads = p.threads();
+  kernel.shared_bytes =
+      conv_shared_bytes(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), p);
+  kernel.emit_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return kernel;
+}
+
+}  // namespace isaac::lower

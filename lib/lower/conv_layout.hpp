@@ -1,0 +1,25 @@
+#pragma once
+// The CONV template is the GEMM template's tiling with the input (pixels x reduction) as A and the
+// filter (reduction x filters) as B: the same shared-memory layout, load slots and thread tile, so
+// that legality and the emitter see the same shapes.
+#include "lower/gemm_layout.hpp"
+
+#include <isaac/lower/conv.hpp>
+
+namespace isaac::lower {
+
+inline GemmParams conv_as_gemm(const ConvParams& p) {
+  GemmParams g;
+  g.ml = p.pl, g.nl = p.kl, g.ms = p.ps, g.ns = p.ks, g.u = p.u, g.ks = p.cs, g.kl = p.cl, g.kg = p.cg;
+  g.va = p.vi, g.vb = p.vf, g.la = p.li, g.lb = p.lf, g.db = p.db, g.sw = 1, g.acc32 = 1;
+  return g;
+}
+
+// A is the input: "transposed" (reduction contiguous) for NHWC. B is the filter: "transposed"
+// (filters contiguous) for CRSK.
+inline GemmLayout conv_layout(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
+                              const ConvParams& p) {
+  return GemmLayout(dtype, input_reduction_contiguous, filter_k_contiguous, conv_as_gemm(p));
+}
+
+}  // namespace isaac::lower

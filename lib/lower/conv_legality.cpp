@@ -1,0 +1,253 @@
+// The CONV template's legality function, register estimate, look-up table, grid and search space.
+#include "lower/conv_layout.hpp"
+
+#include <isaac/error.hpp>
+#include <isaac/lower/conv.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+namespace isaac::lower {
+
+namespace {
+
+Legality no(std::string reason) { return {false, std::move(reason)}; }
+
+bool power_of_two(int x) { return x > 0 && std::has_single_bit(static_cast<unsigned>(x)); }
+
+// Can a tile of `contiguous` x `other` elements be loaded by `threads` threads, `along` of them side
+// by side on the contiguous axis, each reading `vec` elements at once?
+Legality check_load_layout(const char* tile, const char* l, const char* v, int contiguous, int other, int threads,
+                           int along, int vec) {
+  if (along <= 0 || threads % along != 0)
+    return no(fmt::format("{}={} must divide the {} threads of a block", l, along, threads));
+  if (contiguous % (along * vec) != 0)
+    return no(fmt::format("{}={} threads x {}={} elements must divide the {} contiguous elements of the {} tile", l,
+                          along, v, vec, contiguous, tile));
+  if (other % (threads / along) != 0)
+    return no(fmt::format("the {} threads not along the contiguous axis ({} / {}={}) must divide the other extent {} "
+                          "of the {} tile",
+                          threads / along, threads, l, along, other, tile));
+  return {};
+}
+
+// Largest offset + 1 of a strided tensor.
+std::int64_t span(const std::array<std::int64_t, 4>& extents, const std::array<std::int64_t, 4>& strides) {
+  std::int64_t s = 1;
+  for (int d = 0; d < 4; ++d) s += (extents[d] - 1) * std::abs(strides[d]);
+  return s;
+}
+
+bool rsc_order(const ir::Conv& v) { return v.filter_layout == ir::FilterLayout::krsc; }
+
+}  // namespace
+
+bool conv_input_reduction_contiguous(const ir::Conv& conv) { return conv.input_layout == ir::ImageLayout::nhwc; }
+bool conv_filter_k_contiguous(const ir::Conv& conv) { return conv.filter_layout == ir::FilterLayout::crsk; }
+
+int estimate_conv_registers(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p) {
+  GemmLayout l = conv_layout(dtype, in_red, f_k, p);
+  // The GEMM estimate plus, per input load, the pixel's base offset, h0 and w0 and the LUT entry.
+  return estimate_gemm_registers(dtype, in_red, f_k, conv_as_gemm(p)) + 3 * l.loads_a + 16;
+}
+
+int conv_shared_bytes(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p) {
+  GemmParams g = conv_as_gemm(p);
+  return conv_layout(dtype, in_red, f_k, p).shared_bytes(g);
+}
+
+Legality check_conv_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p, const DeviceLimits& device) {
+  if (dtype == ir::DType::bf16)
+    return no("bf16 CONV needs the tensor-core template, which is not available yet: use f16, f32 or f64");
+  for (auto [name, value] : {std::pair{"PL", p.pl}, {"KL", p.kl}, {"PS", p.ps}, {"KS", p.ks}, {"U", p.u},
+                             {"CS", p.cs}, {"CL", p.cl}, {"CG", p.cg}, {"VI", p.vi}, {"VF", p.vf}})
+    if (!power_of_two(value)) return no(fmt::format("{}={} must be a power of two", name, value));
+  if (p.db != 0 && p.db != 1) return no(fmt::format("DB={} must be 0 or 1", p.db));
+  if (p.pl % p.ps) return no(fmt::format("PS={} must divide PL={}", p.ps, p.pl));
+  if (p.kl % p.ks) return no(fmt::format("KS={} must divide KL={}", p.ks, p.kl));
+  if (p.u % (p.cl * p.cs))
+    return no(fmt::format("CL={} x CS={} must divide U={}: each warp group takes U/CL steps, CS at a time", p.cl, p.cs,
+                          p.u));
+  GemmLayout l = conv_layout(dtype, in_red, f_k, p);
+  if (l.threads % 32)
+    return no(fmt::format("(PL/PS)x(KL/KS)xCL = {} threads is not a whole number of warps", l.threads));
+  if (l.threads > device.max_threads_per_block)
+    return no(fmt::format("{} threads per block exceed the device's {}", l.threads, device.max_threads_per_block));
+  for (auto [name, v] : {std::pair{"VI", p.vi}, {"VF", p.vf}})
+    if (v * l.elem > 16) return no(fmt::format("{}={} exceeds 16-byte loads for {}-byte elements", name, v, l.elem));
+  if (auto r = check_load_layout("input", "LI", "VI", l.ca, l.oa, l.threads, p.li, p.vi); !r) return r;
+  if (auto r = check_load_layout("filter", "LF", "VF", l.cb, l.ob, l.threads, p.lf, p.vf); !r) return r;
+  if (int smem = l.shared_bytes(conv_as_gemm(p)); smem > device.max_shared_per_block)
+    return no(fmt::format("{} bytes of shared memory exceed the device's {} per block", smem,
+                          device.max_shared_per_block));
+  int registers = estimate_conv_registers(dtype, in_red, f_k, p);
+  if (registers > device.max_registers_per_thread)
+    return no(fmt::format("an estimated {} registers per thread exceed the limit of {}", registers,
+                          device.max_registers_per_thread));
+  if (registers * l.threads > device.registers_per_block)
+    return no(fmt::format("an estimated {} registers x {} threads exceed the {} registers of a block", registers,
+                          l.threads, device.registers_per_block));
+  return {};
+}
+
+Legality check_conv(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue, const DeviceLimits& device) {
+  for (auto [name, x] : {std::pair{"n", v.n}, {"c", v.c}, {"h", v.h}, {"w", v.w}, {"k", v.k}, {"p", v.p}, {"q", v.q},
+                         {"r", v.r}, {"s", v.s}, {"stride_h", v.stride_h}, {"stride_w", v.stride_w},
+                         {"dilation_h", v.dilation_h}, {"dilation_w", v.dilation_w}})
+    if (x < 1) return no(fmt::format("CONV extent {}={} must be positive: {}", name, x, ir::to_string(v)));
+  if (v.pad_h < 0 || v.pad_w < 0) return no(fmt::format("negative padding is not supported: {}", ir::to_string(v)));
+  bool in_red = conv_input_reduction_contiguous(v), f_k = conv_filter_k_contiguous(v);
+  if (auto r = check_conv_params(v.dtype, in_red, f_k, p, device); !r) return r;
+  int elem = static_cast<int>(ir::size_of(v.dtype));
+  const auto& is = v.input_strides;
+  const auto& fs = v.filter_strides;
+
+  // 32-bit index arithmetic: the LUT holds 32-bit input offsets.
+  constexpr std::int64_t i32max = std::numeric_limits<std::int32_t>::max();
+  std::int64_t npq = v.n * v.p * v.q, crs = v.c * v.r * v.s;
+  if (npq > i32max || crs > i32max || v.k > i32max) return no("N*P*Q, K and C*R*S must each fit in 32 bits");
+  if (std::int64_t in_span = span({v.n, v.c, v.h, v.w}, is); in_span > i32max)
+    return no(fmt::format("the input spans {} elements: the look-up table holds 32-bit offsets (< 2^31)", in_span));
+  if (v.h + v.pad_h > (1 << 28) || v.w + v.pad_w > (1 << 28) || (v.p * v.stride_h) > (1 << 28) ||
+      (v.q * v.stride_w) > (1 << 28) || (v.r * v.dilation_h) > (1 << 28) || (v.s * v.dilation_w) > (1 << 28))
+    return no("image coordinates must stay below 2^28");
+  for (auto [name, x] : {std::pair{"input", is[0]}, {"input", is[1]}, {"input", is[2]}, {"input", is[3]},
+                         {"filter", fs[0]}, {"filter", fs[1]}, {"filter", fs[2]}, {"filter", fs[3]},
+                         {"output", v.output_strides[0]}, {"output", v.output_strides[1]},
+                         {"output", v.output_strides[2]}, {"output", v.output_strides[3]}})
+    if (x < 0) return no(fmt::format("negative {} strides are not supported", name));
+
+  // The filter is a matrix over (k, j): its reduction dimensions must nest densely in the kernel's
+  // reduction order, (c, r, s) or (r, s, c) for KRSC.
+  std::int64_t fj = rsc_order(v) ? fs[1] : fs[3];
+  bool nested = rsc_order(v) ? (fs[3] == fj * v.c && fs[2] == fj * v.c * v.s)
+                             : (fs[2] == fj * v.s && fs[1] == fj * v.s * v.r);
+  if (!nested)
+    return no(fmt::format("the filter's strides ({}, {}, {}, {}) do not nest C, R, S densely in the {} order the {} "
+                          "layout implies",
+                          fs[0], fs[1], fs[2], fs[3], rsc_order(v) ? "(r, s, c)" : "(c, r, s)",
+                          ir::name(v.filter_layout)));
+  if ((f_k && fs[0] != 1) || (!f_k && fj != 1))
+    return no(fmt::format("the {} filter must be contiguous along {} (filter strides {}, {}, {}, {})",
+                          ir::name(v.filter_layout), f_k ? "k" : "the reduction", fs[0], fs[1], fs[2], fs[3]));
+  // The input's contiguous axis: c for NHWC, n for CHWN, w (the pixels, q fastest) for NCHW.
+  if (in_red && is[1] != 1)
+    return no(fmt::format("the NHWC input must be contiguous along c (input strides {}, {}, {}, {})", is[0], is[1],
+                          is[2], is[3]));
+
+  if (p.vi > 1) {
+    if (v.input_layout == ir::ImageLayout::nchw)
+      return no(fmt::format("VI={} must be 1 for an NCHW input: consecutive output pixels have different padding "
+                            "masks and strides",
+                            p.vi));
+    // Vectors run along c (NHWC) or n (CHWN): that extent, every other input stride, and the
+    // address must be multiples of the vector.
+    std::int64_t extent = in_red ? v.c : v.n;
+    const char* axis = in_red ? "C" : "N";
+    if (!in_red && is[0] != 1)
+      return no(fmt::format("VI={} needs a CHWN input contiguous along n (strides {}, {}, {}, {})", p.vi, is[0], is[1],
+                            is[2], is[3]));
+    if (extent % p.vi) return no(fmt::format("VI={} must divide {}={}", p.vi, axis, extent));
+    for (int d = 0; d < 4; ++d)
+      if (d != (in_red ? 1 : 0) && is[d] % p.vi)
+        return no(fmt::format("VI={} must divide every other input stride; stride {} of dimension {} is not a multiple",
+                              p.vi, is[d], "nchw"[d]));
+    if (v.align_input % (p.vi * elem))
+      return no(fmt::format("VI={} needs a {}-byte aligned input, which is only {}-byte aligned", p.vi, p.vi * elem,
+                            v.align_input));
+  }
+  if (p.vf > 1) {
+    std::int64_t extent = f_k ? v.k : crs;
+    std::int64_t other = f_k ? fj : fs[0];
+    if (extent % p.vf)
+      return no(fmt::format("VF={} must divide {}={}", p.vf, f_k ? "K" : "C*R*S", extent));
+    if (other % p.vf)
+      return no(fmt::format("VF={} must divide the filter's {} stride {}", p.vf, f_k ? "reduction" : "k", other));
+    if (v.align_filter % (p.vf * elem))
+      return no(fmt::format("VF={} needs a {}-byte aligned filter, which is only {}-byte aligned", p.vf, p.vf * elem,
+                            v.align_filter));
+  }
+  std::int64_t tiles = (crs + p.u - 1) / p.u;
+  if (p.cg > 1 && p.cg > tiles)
+    return no(fmt::format("CG={} splits C*R*S={} into more pieces than its {} tiles of U={}", p.cg, crs, tiles, p.u));
+  if (p.cg > 65535) return no("CG is limited to 65535 (grid y)");
+  if (p.cg > 1 && epilogue.relu)
+    return no(fmt::format("CG={} adds partial sums with atomics, so the result cannot pass through relu: use CG=1",
+                          p.cg));
+  std::int64_t blocks = ((npq + p.pl - 1) / p.pl) * ((v.k + p.kl - 1) / p.kl);
+  if (blocks > i32max) return no(fmt::format("{} tiles exceed the grid's x limit", blocks));
+  return {};
+}
+
+std::vector<ConvLutEntry> conv_lookup_table(const ir::Conv& v, const ConvParams& p) {
+  std::int64_t crs = v.c * v.r * v.s;
+  std::int64_t padded = (crs + p.u - 1) / p.u * p.u;
+  std::vector<ConvLutEntry> lut(static_cast<std::size_t>(padded));
+  const auto& is = v.input_strides;
+  for (std::int64_t j = 0; j < padded; ++j) {
+    if (j >= crs) {  // past the reduction: a tap far outside the image, so the input reads zero
+      lut[j] = {0, 1 << 30, 1 << 30, 0};
+      continue;
+    }
+    std::int64_t c, r, s;
+    if (rsc_order(v)) c = j % v.c, s = (j / v.c) % v.s, r = j / (v.c * v.s);
+    else s = j % v.s, r = (j / v.s) % v.r, c = j / (v.s * v.r);
+    std::int64_t dh = r * v.dilation_h, dw = s * v.dilation_w;
+    lut[j] = {static_cast<std::int32_t>(c * is[1] + dh * is[2] + dw * is[3]), static_cast<std::int32_t>(dh),
+              static_cast<std::int32_t>(dw), 0};
+  }
+  return lut;
+}
+
+ConvGrid conv_grid(const ir::Conv& v, const ConvParams& p) {
+  ConvGrid grid;
+  std::int64_t npq = v.n * v.p * v.q;
+  std::int64_t tiles = ((npq + p.pl - 1) / p.pl) * ((v.k + p.kl - 1) / p.kl);
+  grid.main = {static_cast<unsigned>(tiles), static_cast<unsigned>(p.cg), 1};
+  grid.helper = {static_cast<unsigned>((npq * v.k + 255) / 256), 1, 1};
+  return grid;
+}
+
+double conv_flops(const ir::Conv& v) {
+  return 2.0 * static_cast<double>(v.n * v.p * v.q) * static_cast<double>(v.k) * static_cast<double>(v.c * v.r * v.s);
+}
+
+std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& epilogue, const DeviceLimits& device) {
+  auto widest = [](int contiguous, int vector, int threads) {
+    int along = std::min(threads, std::max(1, contiguous / vector));
+    while (along > 1 && (threads % along || contiguous % (along * vector))) along /= 2;
+    return along;
+  };
+  bool in_red = conv_input_reduction_contiguous(problem), f_k = conv_filter_k_contiguous(problem);
+  std::vector<ConvParams> out;
+  ConvParams p;
+  for (int pl : {16, 32, 64, 128, 256})
+    for (int kl : {16, 32, 64, 128, 256})
+      for (int ps : {1, 2, 4, 8})
+        for (int ks : {1, 2, 4, 8})
+          for (int cl : {1, 2, 4}) {
+            p.pl = pl, p.kl = kl, p.ps = ps, p.ks = ks, p.cl = cl;
+            int threads = p.threads();
+            if (threads % 32 || threads > device.max_threads_per_block || threads < 64) continue;
+            for (int u : {4, 8, 16, 32})
+              for (int cs : {1, 2})
+                for (int vi : {1, 2, 4, 8})
+                  for (int vf : {1, 2, 4, 8})
+                    for (int db : {0, 1}) {
+                      p.u = u, p.cs = cs, p.vi = vi, p.vf = vf, p.db = db, p.cg = 1;
+                      p.li = widest(in_red ? p.u : p.pl, p.vi, threads);
+                      p.lf = widest(f_k ? p.kl : p.u, p.vf, threads);
+                      if (!check_conv(problem, p, epilogue, device)) continue;
+                      for (int cg : {1, 2, 4, 8, 16}) {
+                        p.cg = cg;
+                        if (check_conv(problem, p, epilogue, device)) out.push_back(p);
+                      }
+                    }
+          }
+  return out;
+}
+
+}  // namespace isaac::lower

@@ -1,0 +1,279 @@
+// The CONV code generator without a GPU: the parameters' text form, the legality function and its
+// reasons, the look-up table, and the CI proof -- ptxas assembles the PTX of 300+ legal
+// parameter sets across layouts and dtypes (sm_80 and sm_90 alternating) with no spills.
+#include <doctest/doctest.h>
+#include <isaac/error.hpp>
+#include <isaac/ir/conv.hpp>
+#include <isaac/lower/conv.hpp>
+#include <isaac/lower/ptxas.hpp>
+#include <isaac/lower/target.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace isaac;
+using lower::ConvParams;
+using lower::Legality;
+using ir::DType;
+using ir::FilterLayout;
+using ir::ImageLayout;
+
+namespace {
+
+#define CHECK_REJECTED(legality, expected)                                                             \
+  do {                                                                                                 \
+    const Legality r_ = (legality);                                                                    \
+    const std::string e_ = (expected);                                                                 \
+    INFO("reason: ", r_.reason);                                                                       \
+    CHECK_FALSE(r_.legal);                                                                             \
+    CHECK_MESSAGE(r_.reason.find(e_) != std::string::npos, "expected the reason to contain: ", e_);    \
+  } while (0)
+
+// 256 threads; NCHW: input tile 64 pixels (contiguous) x 8; KCRS: filter tile 8 (contiguous) x 64.
+ConvParams base() { return lower::parse_conv_params("PL=64,KL=64,PS=4,KS=4,U=8,LI=64,LF=8"); }
+
+ir::Conv conv(DType t, ImageLayout il, FilterLayout fl, std::int64_t n = 8, std::int64_t c = 32, std::int64_t h = 28,
+              std::int64_t k = 64, std::int64_t r = 3, std::int64_t stride = 1, std::int64_t pad = 1,
+              std::int64_t dilation = 1) {
+  return ir::dense_conv(t, n, c, h, h, k, r, r, stride, pad, dilation, il, fl);
+}
+
+}  // namespace
+
+TEST_CASE("CONV parameters print in one order and parse back") {
+  ConvParams p;
+  p.pl = 128, p.kl = 32, p.ps = 8, p.ks = 2, p.u = 16, p.cs = 2, p.cl = 4, p.cg = 8, p.vi = 4, p.vf = 2;
+  p.li = 16, p.lf = 8, p.db = 0;
+  CHECK(p.str() == "PL=128,KL=32,PS=8,KS=2,U=16,CS=2,CL=4,CG=8,VI=4,VF=2,LI=16,LF=8,DB=0");
+  CHECK(lower::parse_conv_params(p.str()) == p);
+  CHECK(lower::parse_conv_params("") == ConvParams{});
+  ConvParams q = lower::parse_conv_params("KL=32,PL=128");
+  CHECK(q.pl == 128);
+  CHECK(q.kl == 32);
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 500; ++trial) {
+    ConvParams r;
+    for (int ConvParams::*f : {&ConvParams::pl, &ConvParams::kl, &ConvParams::ps, &ConvParams::ks, &ConvParams::u,
+                               &ConvParams::cs, &ConvParams::cl, &ConvParams::cg, &ConvParams::vi, &ConvParams::vf,
+                               &ConvParams::li, &ConvParams::lf, &ConvParams::db})
+      r.*f = static_cast<int>(rng() % 300);
+    CHECK(lower::parse_conv_params(r.str()) == r);
+  }
+  CHECK_THROWS_WITH_AS(lower::parse_conv_params("PL=64,FOO=3"),
+                       doctest::Contains("unknown CONV parameter 'FOO': the keys are PL, KL, PS, KS, U, CS, CL, CG, "
+                                         "VI, VF, LI, LF, DB"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(lower::parse_conv_params("PL=6x"), doctest::Contains("non-integer value '6x'"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(lower::parse_conv_params("PL"), doctest::Contains("expected KEY=VALUE"), InvalidArgument);
+}
+
+TEST_CASE("CONV legality: the parameters alone") {
+  auto check = [](const ConvParams& p, lower::DeviceLimits d = {}) {
+    return lower::check_conv_params(DType::f32, false, false, p, d);
+  };
+  CHECK(check(base()));
+  auto mod = [](auto f) {
+    ConvParams p = base();
+    f(p);
+    return p;
+  };
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.pl = 48; })), "PL=48 must be a power of two");
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.db = 2; })), "DB=2 must be 0 or 1");
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.ps = 128; })), "PS=128 must divide PL=64");
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.cl = 4, p.cs = 4; })), "CL=4 x CS=4 must divide U=8");
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.pl = 16, p.kl = 16; })),
+                 "(PL/PS)x(KL/KS)xCL = 16 threads is not a whole number of warps");
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.pl = 256, p.kl = 128; })), "2048 threads per block exceed");
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.vi = 8; })), "VI=8 exceeds 16-byte loads for 4-byte elements");
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.li = 3; })), "LI=3 must divide the 256 threads of a block");
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.li = 32, p.vi = 4; })),
+                 "LI=32 threads x VI=4 elements must divide the 64 contiguous elements of the input tile");
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.lf = 2; })),
+                 "the 128 threads not along the contiguous axis (256 / LF=2) must divide the other extent 64");
+  lower::DeviceLimits small;
+  small.max_shared_per_block = 4096;
+  CHECK_REJECTED(check(base(), small), "bytes of shared memory exceed the device's 4096 per block");
+  lower::DeviceLimits tight;
+  tight.max_registers_per_thread = 32;
+  CHECK_REJECTED(check(base(), tight), "registers per thread exceed the limit of 32");
+  CHECK_REJECTED(lower::check_conv_params(DType::bf16, false, false, base()), "bf16");
+}
+
+TEST_CASE("CONV legality against a problem: layouts, vectors, alignment, splits, epilogue") {
+  ir::Conv nchw = conv(DType::f32, ImageLayout::nchw, FilterLayout::kcrs);
+  CHECK(lower::check_conv(nchw, base()));
+  ConvParams p = base();
+  p.vi = 2, p.li = 32;
+  CHECK_REJECTED(lower::check_conv(nchw, p), "VI=2 must be 1 for an NCHW input");
+
+  // CHWN: vectors along n.
+  ir::Conv chwn = conv(DType::f32, ImageLayout::chwn, FilterLayout::crsk, 6);
+  ConvParams q = lower::parse_conv_params("PL=64,KL=64,PS=4,KS=4,U=16,VI=4,VF=4,LI=16,LF=16");
+  CHECK_REJECTED(lower::check_conv(chwn, q), "VI=4 must divide N=6");
+  chwn = conv(DType::f32, ImageLayout::chwn, FilterLayout::crsk, 8);
+  CHECK(lower::check_conv(chwn, q));
+  chwn.align_input = 8;
+  CHECK_REJECTED(lower::check_conv(chwn, q), "VI=4 needs a 16-byte aligned input, which is only 8-byte aligned");
+  ir::Conv odd_k = conv(DType::f32, ImageLayout::chwn, FilterLayout::crsk, 8, 32, 28, 62);
+  CHECK_REJECTED(lower::check_conv(odd_k, q), "VF=4 must divide K=62");
+
+  // NHWC: vectors along c; the reduction runs (r, s, c).
+  ir::Conv nhwc = conv(DType::f16, ImageLayout::nhwc, FilterLayout::krsc, 2, 12);
+  ConvParams h = lower::parse_conv_params("PL=64,KL=64,PS=4,KS=8,U=16,VI=8,VF=8,LI=2,LF=2");
+  CHECK_REJECTED(lower::check_conv(nhwc, h), "VI=8 must divide C=12");
+  nhwc = conv(DType::f16, ImageLayout::nhwc, FilterLayout::krsc, 2, 16);
+  CHECK(lower::check_conv(nhwc, h));
+
+  // Filter strides that do not nest.
+  ir::Conv bad = nchw;
+  bad.filter_strides[3] = 2;
+  CHECK_REJECTED(lower::check_conv(bad, base()), "do not nest C, R, S densely");
+
+  // CG: not more splits than tiles, not with relu.
+  ConvParams g = base();
+  g.cg = 64;
+  ir::Conv shallow = conv(DType::f32, ImageLayout::nchw, FilterLayout::kcrs, 8, 2, 28, 64, 3);  // CRS = 18
+  CHECK_REJECTED(lower::check_conv(shallow, g), "CG=64 splits C*R*S=18 into more pieces than its 3 tiles of U=8");
+  g.cg = 2;
+  CHECK(lower::check_conv(nchw, g));
+  CHECK_REJECTED(lower::check_conv(nchw, g, {.bias = false, .relu = true}), "cannot pass through relu");
+  CHECK(lower::check_conv(nchw, g, {.bias = true, .relu = false}));
+
+  ir::Conv empty = nchw;
+  empty.c = 0;
+  CHECK_REJECTED(lower::check_conv(empty, base()), "CONV extent c=0 must be positive");
+  ir::Conv huge = ir::dense_conv(DType::f32, 64, 512, 256, 256, 64, 3, 3);
+  CHECK_REJECTED(lower::check_conv(huge, base()), "the look-up table holds 32-bit offsets");
+
+  CHECK_THROWS_WITH_AS(lower::emit_conv(nchw, p, lower::parse_target("sm_90")),
+                       doctest::Contains("illegal CONV parameters"), InvalidArgument);
+}
+
+TEST_CASE("the CONV look-up table: offsets and taps per reduction index, padded with taps outside the image") {
+  // NCHW, c=3, 5x7 image, 3x2 filter, dilation 2: j runs (c, r, s).
+  ir::Conv v = ir::dense_conv(DType::f32, 2, 3, 5, 7, 4, 3, 2, 1, 1, 2);
+  ConvParams p = base();
+  auto lut = lower::conv_lookup_table(v, p);
+  CHECK(lut.size() == 24);  // 18 rounded up to U = 8
+  for (int j = 0; j < 18; ++j) {
+    int c = j / 6, r = (j / 2) % 3, s = j % 2;
+    CHECK(lut[j][0] == c * 35 + 2 * r * 7 + 2 * s);
+    CHECK(lut[j][1] == 2 * r);
+    CHECK(lut[j][2] == 2 * s);
+  }
+  for (int j = 18; j < 24; ++j) CHECK(lut[j][1] >= (1 << 28));
+  // KRSC / NHWC: j runs (r, s, c), c fastest.
+  ir::Conv n = ir::dense_conv(DType::f32, 2, 3, 5, 7, 4, 3, 2, 1, 1, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  auto lut2 = lower::conv_lookup_table(n, p);
+  for (int j = 0; j < 18; ++j) {
+    int c = j % 3, s = (j / 3) % 2, r = j / 6;
+    CHECK(lut2[j][0] == c + s * 3 + r * 7 * 3);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ptxas sweep.
+
+TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dtypes with no spills") {
+  if (!lower::ptxas_available()) {
+    MESSAGE("SKIPPED: ptxas is not on PATH (nor $ISAAC_PTXAS): the CONV ptxas sweep needs it");
+    return;
+  }
+  struct Job {
+    ir::Conv problem;
+    ConvParams params;
+    lower::ConvEpilogue epilogue;
+    lower::Target target;
+  };
+  std::mt19937_64 rng(20170917);
+  std::vector<Job> jobs;
+  const std::pair<ImageLayout, FilterLayout> layouts[] = {
+      {ImageLayout::nchw, FilterLayout::kcrs}, {ImageLayout::chwn, FilterLayout::crsk},
+      {ImageLayout::nhwc, FilterLayout::krsc}, {ImageLayout::nchw, FilterLayout::crsk},
+      {ImageLayout::nhwc, FilterLayout::kcrs}};
+  struct Shape {
+    std::int64_t n, c, h, k, r, stride, pad, dil;
+  };
+  const Shape shapes[] = {{8, 64, 30, 128, 3, 1, 1, 1}, {16, 32, 17, 64, 5, 2, 2, 1}, {4, 16, 20, 96, 3, 1, 2, 2},
+                          {8, 128, 9, 256, 1, 1, 0, 1}};
+  int count = 0;
+  for (DType t : {DType::f32, DType::f16, DType::f64})
+    for (auto [il, fl] : layouts)
+      for (const Shape& s : shapes) {
+        ir::Conv v = ir::dense_conv(t, s.n, s.c, s.h, s.h, s.k, s.r, s.r, s.stride, s.pad, s.dil, il, fl);
+        auto space = lower::conv_space(v);
+        REQUIRE_MESSAGE(!space.empty(), "no legal parameters for " << ir::to_string(v));
+        for (int i = 0; i < 6; ++i) {
+          lower::ConvEpilogue e{(count % 3) == 0, false};
+          ConvParams p = space[rng() % space.size()];
+          if (p.cg == 1 && count % 5 == 0) e.relu = true;
+          lower::Target target = lower::parse_target(count % 2 ? "sm_80" : "sm_90");
+          jobs.push_back({v, p, e, target});
+          ++count;
+        }
+      }
+  REQUIRE(jobs.size() >= 300);
+  struct Result {
+    std::string error;
+    int regs = 0, spills = 0, est = 0;
+    double emit_ms = 0;
+  };
+  std::vector<Result> results(jobs.size());
+  std::atomic<size_t> next{0};
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int w = 0; w < 2; ++w)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < jobs.size();) {
+        const Job& j = jobs[i];
+        try {
+          auto k = lower::emit_conv(j.problem, j.params, j.target, j.epilogue);
+          results[i].emit_ms = k.emit_ms;
+          results[i].est = lower::estimate_conv_registers(j.problem.dtype, lower::conv_input_reduction_contiguous(j.problem),
+                                                          lower::conv_filter_k_contiguous(j.problem), j.params);
+          auto rep = lower::run_ptxas(k.ptx, j.target, k.main_name);
+          if (!rep.ok) results[i].error = "ptxas failed: " + rep.log.substr(0, 400);
+          results[i].regs = rep.registers;
+          results[i].spills = rep.spill_stores + rep.spill_loads;
+          if (k.ptx.find(".entry " + k.main_name + "(") == std::string::npos) results[i].error = "no main entry";
+          if (j.params.cg > 1 && k.ptx.find(".entry " + k.prepare_name + "(") == std::string::npos)
+            results[i].error = "no prepare entry";
+        } catch (const std::exception& e) {
+          results[i].error = e.what();
+        }
+      }
+    });
+  for (auto& t : pool) t.join();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int failed = 0, spilled = 0;
+  double emit_total = 0, est_error = 0, est_bias = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto& r = results[i];
+    emit_total += r.emit_ms;
+    est_error += std::abs(r.est - r.regs);
+    est_bias += r.est - r.regs;
+    std::string what = fmt::format("{} {} {} {}", ir::to_string(jobs[i].problem), jobs[i].params.str(),
+                                   lower::to_string(jobs[i].epilogue), jobs[i].target.name());
+    if (!r.error.empty()) {
+      ++failed;
+      FAIL_CHECK(what << ": " << r.error);
+    } else if (r.spills > 0) {
+      ++spilled;
+      FAIL_CHECK(what << ": " << r.spills << " bytes of spills (" << r.regs << " registers)");
+    }
+  }
+  MESSAGE(fmt::format("{} CONV kernels through ptxas in {:.1f} s on 2 threads: {} failed, {} spilled; LLVM {:.1f} ms "
+                      "per kernel on average; register estimate off by {:.1f} on average (estimate - ptxas: {:+.1f})",
+                      jobs.size(), seconds, failed, spilled, emit_total / jobs.size(), est_error / jobs.size(),
+                      est_bias / jobs.size()));
+  CHECK(failed == 0);
+  CHECK(spilled == 0);
+}

@@ -1,0 +1,795 @@
+// The GEMM code generator without a GPU: the parameters' text form, the legality function and its
+// reasons, and the issue's CI proof -- ptxas assembles the PTX of 500+ legal parameter sets drawn
+// across the whole space (every dtype and layout, sm_80 and sm_90) with no spills, and the register
+// estimate is compared with ptxas's count.
+#include <doctest/doctest.h>
+#include <isaac/error.hpp>
+#include <isaac/ir/gemm.hpp>
+#include <isaac/lower/gemm.hpp>
+#include <isaac/lower/ptxas.hpp>
+#include <isaac/lower/target.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <sys/resource.h>
+#include <time.h>
+
+using namespace isaac;
+using lower::GemmParams;
+using lower::Legality;
+
+namespace {
+
+using ir::DType;
+
+// Deterministic everywhere: mt19937_64 is specified exactly; the distributions are not, so none is used.
+struct Rng {
+  std::mt19937_64 engine;
+  explicit Rng(std::uint64_t seed) : engine(seed) {}
+  std::uint64_t below(std::uint64_t n) { return engine() % n; }
+  template <class T>
+  const T& pick(const std::vector<T>& v) {
+    return v[below(v.size())];
+  }
+};
+
+std::string layout_name(bool a_trans, bool b_trans) { return std::string(a_trans ? "T" : "N") + (b_trans ? "T" : "N"); }
+
+// A legal f32 NN set of 256 threads the rejection tests start from (the issue's example).
+GemmParams base_params() { return lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=4,U=8,VA=2,VB=1,LA=32,LB=8"); }
+
+GemmParams with(GemmParams p, const char* text) {
+  // Overrides the fields named in `text` (KEY=VALUE,...), keeping the rest of `p`.
+  std::stringstream items{std::string(text)};
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    GemmParams one = lower::parse_gemm_params(item);
+    std::string key = item.substr(0, item.find('='));
+    static const std::map<std::string, int GemmParams::*> fields = {
+        {"ML", &GemmParams::ml}, {"NL", &GemmParams::nl}, {"MS", &GemmParams::ms}, {"NS", &GemmParams::ns},
+        {"U", &GemmParams::u},   {"KS", &GemmParams::ks}, {"KL", &GemmParams::kl}, {"KG", &GemmParams::kg},
+        {"VA", &GemmParams::va}, {"VB", &GemmParams::vb}, {"LA", &GemmParams::la}, {"LB", &GemmParams::lb},
+        {"DB", &GemmParams::db}, {"SW", &GemmParams::sw}, {"ACC", &GemmParams::acc32}};
+    auto field = fields.at(key);
+    p.*field = one.*field;
+  }
+  return p;
+}
+
+// A rejection whose reason contains `expected` (macros, so that failures name the caller's line).
+#define CHECK_REJECTED(legality, expected)                                                   \
+  do {                                                                                       \
+    const Legality r_ = (legality);                                                          \
+    const std::string e_ = (expected);                                                       \
+    INFO("reason: ", r_.reason);                                                             \
+    CHECK_FALSE(r_.legal);                                                                   \
+    CHECK_FALSE(static_cast<bool>(r_));                                                      \
+    CHECK_MESSAGE(r_.reason.find(e_) != std::string::npos, "expected the reason to contain: ", e_); \
+  } while (0)
+
+#define CHECK_LEGAL(legality)          \
+  do {                                 \
+    const Legality r_ = (legality);    \
+    INFO("reason: ", r_.reason);       \
+    CHECK(r_.legal);                   \
+    CHECK(r_.reason.empty());          \
+  } while (0)
+
+Legality params_f32(const GemmParams& p, const lower::DeviceLimits& d = {}) {
+  return lower::check_gemm_params(DType::f32, false, false, p, d);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// 1. The text form
+
+TEST_CASE("GEMM parameters print in one order and parse back") {
+  GemmParams p;
+  p.ml = 128, p.nl = 32, p.ms = 8, p.ns = 2, p.u = 16, p.ks = 2, p.kl = 4, p.kg = 8, p.va = 4, p.vb = 2;
+  p.la = 16, p.lb = 8, p.db = 0, p.sw = 8, p.acc32 = 0;
+  CHECK(p.str() == "ML=128,NL=32,MS=8,NS=2,U=16,KS=2,KL=4,KG=8,VA=4,VB=2,LA=16,LB=8,DB=0,SW=8,ACC=16");
+  CHECK(lower::parse_gemm_params(p.str()) == p);
+  p.acc32 = 1;
+  CHECK(p.str().ends_with(",ACC=32"));
+
+  SUBCASE("keys in any order, missing keys keep their defaults") {
+    GemmParams q = lower::parse_gemm_params("NL=32,ACC=16,ML=128");
+    GemmParams expected;
+    expected.ml = 128, expected.nl = 32, expected.acc32 = 0;
+    CHECK(q == expected);
+    CHECK(lower::parse_gemm_params("") == GemmParams{});
+  }
+
+  SUBCASE("random sets round trip") {
+    Rng rng(20170901);
+    const std::vector<int> values = {0, 1, 2, 3, 4, 7, 8, 16, 32, 48, 64, 100, 128, 256, 1024, 65535, 1 << 30};
+    for (int trial = 0; trial < 2000; ++trial) {
+      GemmParams r;
+      for (int GemmParams::*field : {&GemmParams::ml, &GemmParams::nl, &GemmParams::ms, &GemmParams::ns, &GemmParams::u,
+                                     &GemmParams::ks, &GemmParams::kl, &GemmParams::kg, &GemmParams::va, &GemmParams::vb,
+                                     &GemmParams::la, &GemmParams::lb, &GemmParams::db, &GemmParams::sw})
+        r.*field = rng.pick(values);
+      r.acc32 = static_cast<int>(rng.below(2));
+      std::string text = r.str();
+      CAPTURE(text);
+      GemmParams back = lower::parse_gemm_params(text);
+      CHECK(back == r);
+      CHECK(back.str() == text);
+    }
+  }
+}
+
+TEST_CASE("malformed GEMM parameter text is rejected with a message that names the problem") {
+  using lower::parse_gemm_params;
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ML=64,FOO=3"),
+                       doctest::Contains("unknown GEMM parameter 'FOO': the keys are ML, NL, MS, NS, U, KS, KL, KG, "
+                                         "VA, VB, LA, LB, DB, SW, ACC"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ml=64"), doctest::Contains("unknown GEMM parameter 'ml'"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("=4"), doctest::Contains("unknown GEMM parameter ''"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ML=64,NL"), doctest::Contains("malformed GEMM parameter 'NL': expected KEY=VALUE"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ML=64,,NL=4"), doctest::Contains("malformed GEMM parameter ''"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ML=abc"), doctest::Contains("GEMM parameter ML has a non-integer value 'abc'"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ML=6x4"), doctest::Contains("GEMM parameter ML has a non-integer value '6x4'"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("NS="), doctest::Contains("GEMM parameter NS has a non-integer value ''"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("U=1.5"), doctest::Contains("non-integer value '1.5'"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("KG=99999999999"), doctest::Contains("non-integer value '99999999999'"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ACC=20"),
+                       doctest::Contains("ACC=20 is not allowed: ACC is 32 or 16 (f16 accumulation)"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ACC=1"), doctest::Contains("ACC=1 is not allowed"), InvalidArgument);
+  CHECK(parse_gemm_params("ACC=16").acc32 == 0);
+  CHECK(parse_gemm_params("ACC=32").acc32 == 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Legality: every reason, with its message
+
+TEST_CASE("the base parameter set of the rejection tests is legal") {
+  GemmParams p = base_params();
+  CHECK_LEGAL(params_f32(p));
+  CHECK_LEGAL(lower::check_gemm(ir::dense_gemm(DType::f32, 256, 256, 256, false, false), p));
+  CHECK(p.threads() == 256);
+  // The helper used below overrides fields only.
+  GemmParams q = with(p, "ML=128,ACC=16");
+  CHECK(q.ml == 128);
+  CHECK(q.acc32 == 0);
+  CHECK(q.nl == 64);
+  CHECK(q.va == 2);
+}
+
+TEST_CASE("legality: parameters that are not powers of two, or out of range") {
+  GemmParams b = base_params();
+  CHECK_REJECTED(params_f32(with(b, "ML=48")), "ML=48 must be a power of two");
+  CHECK_REJECTED(params_f32(with(b, "NS=3")), "NS=3 must be a power of two");
+  CHECK_REJECTED(params_f32(with(b, "U=12")), "U=12 must be a power of two");
+  CHECK_REJECTED(params_f32(with(b, "KG=0")), "KG=0 must be a power of two");
+  CHECK_REJECTED(params_f32(with(b, "KL=-2")), "KL=-2 must be a power of two");
+  CHECK_REJECTED(params_f32(with(b, "VA=3")), "VA=3 must be a power of two");
+  CHECK_REJECTED(params_f32(with(b, "DB=2")), "DB=2 must be 0 or 1");
+  CHECK_REJECTED(params_f32(with(b, "SW=0")), "SW=0 must be at least 1");
+}
+
+TEST_CASE("legality: the thread tile must divide the block tile, KL x KS must divide U") {
+  GemmParams b = base_params();
+  CHECK_REJECTED(params_f32(with(b, "ML=16,MS=32")), "MS=32 must divide ML=16");
+  CHECK_REJECTED(params_f32(with(b, "NL=16,NS=32")), "NS=32 must divide NL=16");
+  CHECK_REJECTED(params_f32(with(b, "U=4,KL=8")), "KL=8 x KS=1 must divide U=4");
+  CHECK_REJECTED(params_f32(with(b, "U=8,KL=4,KS=4")), "KL=4 x KS=4 must divide U=8");
+}
+
+TEST_CASE("legality: whole warps, and no more threads than the device allows") {
+  GemmParams b = base_params();
+  // (16/4) x (16/4) = 16 threads.
+  CHECK_REJECTED(params_f32(with(b, "ML=16,NL=16,LA=16,LB=2")),
+                 "(ML/MS)x(NL/NS)xKL = 16 threads is not a whole number of warps");
+  // (64/4) x (64/4) x KL=3 is caught earlier (KL is a power of two); 48 threads:
+  CHECK_REJECTED(params_f32(with(b, "ML=32,NL=48,MS=4,NS=8")), "NL=48 must be a power of two");
+  // (128/2) x (128/4) = 2048 threads.
+  CHECK_REJECTED(params_f32(with(b, "ML=128,NL=128,MS=2,NS=4")), "2048 threads per block exceed the device's 1024");
+  // KL multiplies the threads: 256 x 8.
+  CHECK_REJECTED(params_f32(with(b, "U=8,KL=8")), "2048 threads per block exceed the device's 1024");
+  lower::DeviceLimits small;
+  small.max_threads_per_block = 128;
+  CHECK_REJECTED(params_f32(b, small), "256 threads per block exceed the device's 128");
+}
+
+TEST_CASE("legality: vector loads wider than 16 bytes") {
+  GemmParams b = base_params();
+  CHECK_REJECTED(lower::check_gemm_params(DType::f64, false, false, with(b, "VA=4,LA=16"), {}),
+                 "VA=4 exceeds 16-byte loads for 8-byte elements");
+  CHECK_REJECTED(params_f32(with(b, "VB=8,LB=1")), "VB=8 exceeds 16-byte loads for 4-byte elements");
+  // f16 takes 8 elements per 16-byte load.
+  GemmParams h = with(b, "VA=8,LA=8");
+  CHECK(lower::check_gemm_params(DType::f16, false, false, h, {}).reason.find("exceeds 16-byte") == std::string::npos);
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(b, "VA=16,LA=4"), {}),
+                 "VA=16 exceeds 16-byte loads for 2-byte elements");
+}
+
+TEST_CASE("legality: the load layouts must tile the A and B tiles exactly") {
+  GemmParams b = base_params();  // 256 threads; NN: A tile is 64 (contiguous) x 8, B tile is 8 (contiguous) x 64
+  CHECK_REJECTED(params_f32(with(b, "LA=3")), "LA=3 must divide the 256 threads of a block");
+  CHECK_REJECTED(params_f32(with(b, "LA=0")), "LA=0 must divide the 256 threads of a block");
+  CHECK_REJECTED(params_f32(with(b, "LB=512")), "LB=512 must divide the 256 threads of a block");
+  CHECK_REJECTED(params_f32(with(b, "LA=64,VA=2")),
+                 "LA=64 threads x VA=2 elements must divide the 64 contiguous elements of the A tile");
+  CHECK_REJECTED(params_f32(with(b, "LB=16,VB=1")),
+                 "LB=16 threads x VB=1 elements must divide the 8 contiguous elements of the B tile");
+  CHECK_REJECTED(params_f32(with(b, "LA=16,VA=1")),
+                 "the 16 threads not along the contiguous axis (256 / LA=16) must divide the other extent 8 of the A "
+                 "tile");
+  CHECK_REJECTED(params_f32(with(b, "LB=2,VB=1")),
+                 "the 128 threads not along the contiguous axis (256 / LB=2) must divide the other extent 64 of the B "
+                 "tile");
+  // Transposition swaps which extent is contiguous: TN's A tile is U=8 (contiguous) x ML=64, so the
+  // NN layout LA=32 x VA=2 no longer fits, and LA=4 x VA=2 does.
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, true, false, b, {}),
+                 "LA=32 threads x VA=2 elements must divide the 8 contiguous elements of the A tile");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f32, true, false, with(b, "LA=4"), {}));
+  // NT's B tile is NL=64 (contiguous) x U=8.
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, true, b, {}),
+                 "the 32 threads not along the contiguous axis (256 / LB=8) must divide the other extent 8 of the B "
+                 "tile");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f32, false, true, with(b, "LB=32"), {}));
+}
+
+TEST_CASE("legality: shared memory above the device's limit") {
+  // f64, 256 x 256 x U=32, double-buffered: far over the 227 KB opt-in limit.
+  GemmParams big = lower::parse_gemm_params("ML=256,NL=256,MS=16,NS=16,U=32,VA=1,VB=1,LA=256,LB=32,DB=1");
+  int bytes = lower::gemm_shared_bytes(DType::f64, false, false, big);
+  CHECK(bytes >= 2 * 2 * 256 * 32 * 8);  // two stages of two 256 x 32 f64 tiles, plus padding
+  CHECK_REJECTED(lower::check_gemm_params(DType::f64, false, false, big, {}),
+                 std::to_string(bytes) + " bytes of shared memory exceed the device's 232448 per block");
+  // A 48 KB device rejects what the H100's opt-in limit accepts.
+  GemmParams mid = lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=8,U=32,VA=4,VB=4,LA=32,LB=8,DB=1");
+  CHECK_LEGAL(params_f32(mid));
+  lower::DeviceLimits old;
+  old.max_shared_per_block = 48 * 1024;
+  int mid_bytes = lower::gemm_shared_bytes(DType::f32, false, false, mid);
+  CHECK(mid_bytes > 48 * 1024);
+  CHECK_REJECTED(params_f32(mid, old), std::to_string(mid_bytes) + " bytes of shared memory exceed the device's 49152");
+  // DB=0 halves the tiles.
+  CHECK(lower::gemm_shared_bytes(DType::f32, false, false, with(mid, "DB=0")) * 2 == mid_bytes);
+  // KL > 1 needs room for the cross-warp reduction: (KL-1) x ML x NL accumulators.
+  GemmParams split = with(base_params(), "KL=4,U=8");
+  CHECK(lower::gemm_shared_bytes(DType::f32, false, false, split) >= 3 * 64 * 64 * 4);
+}
+
+TEST_CASE("legality: the register estimate against the per-thread and per-block limits") {
+  // f32 128 x 128 with a 16 x 16 thread tile: 256 accumulators alone.
+  GemmParams fat = lower::parse_gemm_params("ML=128,NL=128,MS=16,NS=16,U=8,VA=1,VB=1,LA=64,LB=8");
+  int regs = lower::estimate_gemm_registers(DType::f32, false, false, fat);
+  CHECK(regs > 255);
+  CHECK_REJECTED(params_f32(fat), "an estimated " + std::to_string(regs) +
+                                     " registers per thread (+24 of margin) exceed the budget of 255 for 64 threads");
+  // f64 doubles the accumulators: 8 x 8 f64 is 128 registers, and more than 255 with everything else at 16 x 8.
+  GemmParams f64 = lower::parse_gemm_params("ML=128,NL=64,MS=16,NS=8,U=8,VA=1,VB=1,LA=64,LB=8");
+  int regs64 = lower::estimate_gemm_registers(DType::f64, false, false, f64);
+  CHECK(regs64 > 255);
+  CHECK(regs64 > lower::estimate_gemm_registers(DType::f32, false, false, f64));
+  CHECK_REJECTED(lower::check_gemm_params(DType::f64, false, false, f64, {}), "exceed the budget of 255");
+  // The budget is the block's register file shared by its threads: 64 per thread at 1024 threads.
+  GemmParams wide = lower::parse_gemm_params("ML=128,NL=128,MS=4,NS=4,U=8,VA=1,VB=1,LA=128,LB=8");
+  int wide_regs = lower::estimate_gemm_registers(DType::f32, false, false, wide);
+  CHECK_REJECTED(params_f32(wide), "an estimated " + std::to_string(wide_regs) +
+                                       " registers per thread (+24 of margin) exceed the budget of 64 for 1024 threads");
+  GemmParams narrow = lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=4,U=8,VA=1,VB=1,LA=64,LB=8");
+  CHECK_LEGAL(params_f32(narrow));
+  lower::DeviceLimits half;
+  half.registers_per_block = 16384;  // 64 per thread at 256 threads, under 76 + 24
+  CHECK_REJECTED(params_f32(narrow, half), "exceed the budget of 64 for 256 threads");
+  lower::DeviceLimits tight;
+  tight.max_registers_per_thread = 32;
+  CHECK_REJECTED(params_f32(base_params(), tight), "exceed the budget of 32");
+  // Live data over 70% of the budget is refused even when the estimate fits: such sets spilled.
+  // 128 accumulators + 2 x 24 fragments + 16 prefetched + 8 addresses = 200 > 70% of 255.
+  GemmParams live = lower::parse_gemm_params("ML=128,NL=128,MS=16,NS=8,U=8,KS=2,VA=4,VB=4,LA=32,LB=32");
+  CHECK(lower::estimate_gemm_registers(DType::f32, false, true, live) + 24 <= 255);
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, true, live, {}), "200 registers of accumulators");
+  // The estimate grows with what a thread holds.
+  GemmParams b = base_params();
+  CHECK(lower::estimate_gemm_registers(DType::f32, false, false, with(b, "MS=8,NS=8")) >
+        lower::estimate_gemm_registers(DType::f32, false, false, b));
+  CHECK(lower::estimate_gemm_registers(DType::f32, false, false, with(b, "DB=0")) <
+        lower::estimate_gemm_registers(DType::f32, false, false, b));
+}
+
+TEST_CASE("legality: f16 accumulation needs an even MS, bf16 is not available") {
+  GemmParams h = lower::parse_gemm_params("ML=32,NL=32,MS=1,NS=4,U=8,VA=1,VB=1,LA=32,LB=8,ACC=32");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, h, {}));
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(h, "ACC=16"), {}),
+                 "f16 accumulation works on f16x2 pairs along M: MS=1 must be even");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, with(h, "ACC=16,ML=64,MS=2"), {}));
+  // ACC only matters for f16.
+  CHECK_LEGAL(lower::check_gemm_params(DType::f32, false, false, with(h, "ACC=16"), {}));
+  for (bool at : {false, true})
+    for (bool bt : {false, true})
+      CHECK_REJECTED(lower::check_gemm_params(DType::bf16, at, bt, base_params(), {}),
+                     "bf16 GEMM needs the tensor-core template, which is not available yet: use f16, f32 or f64");
+  CHECK_REJECTED(lower::check_gemm(ir::dense_gemm(DType::bf16, 256, 256, 256, false, false), base_params()),
+                 "bf16 GEMM needs the tensor-core template");
+}
+
+TEST_CASE("legality against a problem: vector widths, leading dimensions, batch strides, alignment") {
+  GemmParams b = base_params();  // VA=2, VB=1
+  auto nn = [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1) {
+    return ir::dense_gemm(DType::f32, m, n, k, false, false, batch);
+  };
+  CHECK_LEGAL(lower::check_gemm(nn(64, 64, 64), b));
+  // NN: A's contiguous extent is M.
+  CHECK_REJECTED(lower::check_gemm(nn(63, 64, 64), b), "VA=2 must divide the contiguous extent 63 of A");
+  CHECK_LEGAL(lower::check_gemm(nn(63, 64, 64), with(b, "VA=1")));
+  ir::Gemm g = nn(64, 64, 64);
+  g.lda = 65;
+  CHECK_REJECTED(lower::check_gemm(g, b), "VA=2 must divide lda=65");
+  g = nn(64, 64, 64, 2);
+  g.stride_a = 64 * 64 + 1;
+  CHECK_REJECTED(lower::check_gemm(g, b), "VA=2 must divide the batch stride 4097 of A");
+  g.batch = 1;  // the batch stride does not matter without batches
+  CHECK_LEGAL(lower::check_gemm(g, b));
+  g = nn(64, 64, 64);
+  g.align_a = 4;
+  CHECK_REJECTED(lower::check_gemm(g, b), "VA=2 needs 8-byte aligned A, which is only 4-byte aligned");
+  g.align_a = 8;
+  CHECK_LEGAL(lower::check_gemm(g, b));
+  // VA=1 never needs more than element alignment.
+  g.align_a = 4, g.lda = 65;
+  CHECK_LEGAL(lower::check_gemm(g, with(b, "VA=1")));
+
+  // B with 4-wide loads: U=16 so that a 4 x 4 load layout covers the 16-deep contiguous extent.
+  GemmParams vb = with(b, "U=16,VB=4,LB=4");
+  CHECK_LEGAL(lower::check_gemm(nn(64, 64, 64), vb));
+  CHECK_REJECTED(lower::check_gemm(nn(64, 64, 66), vb), "VB=4 must divide the contiguous extent 66 of B");
+  g = nn(64, 64, 64);
+  g.ldb = 66;
+  CHECK_REJECTED(lower::check_gemm(g, vb), "VB=4 must divide ldb=66");
+  g = nn(64, 64, 64, 3);
+  g.stride_b = 64 * 64 + 2;
+  CHECK_REJECTED(lower::check_gemm(g, vb), "VB=4 must divide the batch stride 4098 of B");
+  g = nn(64, 64, 64);
+  g.align_b = 8;
+  CHECK_REJECTED(lower::check_gemm(g, vb), "VB=4 needs 16-byte aligned B, which is only 8-byte aligned");
+
+  // Transposed operands: A^T's contiguous extent is K, B^T's is N.
+  GemmParams tn = with(b, "LA=4");
+  CHECK_LEGAL(lower::check_gemm(ir::dense_gemm(DType::f32, 63, 64, 64, true, false), tn));
+  CHECK_REJECTED(lower::check_gemm(ir::dense_gemm(DType::f32, 64, 64, 65, true, false), tn),
+                 "VA=2 must divide the contiguous extent 65 of A");
+  GemmParams nt = with(b, "U=16,LB=16,VB=4");
+  CHECK_LEGAL(lower::check_gemm(ir::dense_gemm(DType::f32, 64, 64, 63, false, true), nt));
+  CHECK_REJECTED(lower::check_gemm(ir::dense_gemm(DType::f32, 64, 62, 64, false, true), nt),
+                 "VB=4 must divide the contiguous extent 62 of B");
+  // f16: 8-wide loads need 16-byte alignment.
+  GemmParams h = lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=4,U=32,VA=8,VB=1,LA=8,LB=8");
+  ir::Gemm hg = ir::dense_gemm(DType::f16, 64, 64, 64, false, false);
+  CHECK_LEGAL(lower::check_gemm(hg, h));
+  hg.align_a = 8;
+  CHECK_REJECTED(lower::check_gemm(hg, h), "VA=8 needs 16-byte aligned A, which is only 8-byte aligned");
+}
+
+TEST_CASE("legality against a problem: KG and the K tiles, sizes") {
+  GemmParams b = base_params();
+  auto g = ir::dense_gemm(DType::f32, 64, 64, 64, false, false);  // 8 K tiles of U=8
+  CHECK_LEGAL(lower::check_gemm(g, with(b, "KG=8")));
+  CHECK_REJECTED(lower::check_gemm(g, with(b, "KG=16")), "KG=16 splits K=64 into more pieces than its 8 tiles of U=8");
+  CHECK_REJECTED(lower::check_gemm(ir::dense_gemm(DType::f32, 64, 64, 9, false, false), with(b, "KG=4")),
+                 "KG=4 splits K=9 into more pieces than its 2 tiles of U=8");
+  // K = 0 is allowed (C = beta C), with KG = 1.
+  CHECK_LEGAL(lower::check_gemm(ir::dense_gemm(DType::f32, 64, 64, 0, false, false), b));
+  ir::Gemm empty = ir::dense_gemm(DType::f32, 64, 64, 64, false, false);
+  empty.m = 0;
+  CHECK_REJECTED(lower::check_gemm(empty, b), "GEMM sizes must be positive (K may be 0)");
+  // Parameter rejections come through check_gemm too.
+  CHECK_REJECTED(lower::check_gemm(g, with(b, "ML=48")), "ML=48 must be a power of two");
+}
+
+TEST_CASE("emit_gemm refuses an illegal parameter set with InvalidArgument") {
+  lower::Target sm90 = lower::parse_target("sm_90");
+  auto g = ir::dense_gemm(DType::f32, 256, 256, 256, false, false);
+  CHECK_THROWS_WITH_AS(lower::emit_gemm(g, with(base_params(), "ML=48"), sm90),
+                       doctest::Contains("ML=48 must be a power of two"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(lower::emit_gemm(g, with(base_params(), "ML=128,NL=128,MS=2,NS=4"), sm90),
+                       doctest::Contains("illegal GEMM parameters ML=128,NL=128,MS=2,NS=4"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(lower::emit_gemm(g, with(base_params(), "LA=3"), sm90),
+                       doctest::Contains("LA=3 must divide the 256 threads"), InvalidArgument);
+  auto h = ir::dense_gemm(DType::f16, 256, 256, 256, false, false);
+  CHECK_THROWS_WITH_AS(lower::emit_gemm(h, lower::parse_gemm_params("ML=32,NL=32,MS=1,NS=4,U=8,LA=32,LB=8,ACC=16"), sm90),
+                       doctest::Contains("MS=1 must be even"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(lower::emit_gemm(ir::dense_gemm(DType::bf16, 64, 64, 64, false, false), base_params(), sm90),
+                       doctest::Contains("bf16"), InvalidArgument);
+  // ... and emits the legal one, with its entry point named.
+  lower::GemmKernel k = lower::emit_gemm(g, base_params(), sm90);
+  CHECK(k.ptx.find(".entry " + k.main_name) != std::string::npos);
+  CHECK(k.threads == 256);
+  CHECK(k.shared_bytes == lower::gemm_shared_bytes(DType::f32, false, false, base_params()));
+  CHECK(k.prepare_name.empty());
+  CHECK(k.reduce_name.empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. The ptxas sweep: the issue's CI proof
+
+namespace {
+
+struct SweepJob {
+  ir::Gemm problem;
+  GemmParams params;
+  lower::SplitMode mode = lower::SplitMode::atomic;
+  lower::Target target;
+};
+
+struct SweepResult {
+  bool ok = false;
+  std::string error;  // exception text or ptxas's log when it failed
+  int est = 0, regs = 0, spill_stores = 0, spill_loads = 0, stack = 0;
+  int helper_spills = 0;  // spill bytes reported for the prepare/reduce kernels
+  bool entries_ok = false;
+  double emit_ms = 0, emit_wall_ms = 0, emit_cpu_ms = 0, ptxas_ms = 0;
+};
+
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+double children_cpu_s() {
+  rusage ru{};
+  getrusage(RUSAGE_CHILDREN, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// Sums "N bytes spill stores/loads" over every function of a ptxas -v log.
+int total_spill_bytes(const std::string& log) {
+  static const std::regex spill(R"((\d+) bytes spill (stores|loads))");
+  int total = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), spill); it != std::sregex_iterator(); ++it)
+    total += std::stoi((*it)[1]);
+  return total;
+}
+
+SweepResult run_job(const SweepJob& job) {
+  SweepResult r;
+  try {
+    r.est = lower::estimate_gemm_registers(job.problem.dtype, job.problem.a_trans, job.problem.b_trans, job.params);
+    double cpu0 = thread_cpu_ms();
+    auto t0 = std::chrono::steady_clock::now();
+    lower::GemmKernel k = lower::emit_gemm(job.problem, job.params, job.target, job.mode);
+    auto t1 = std::chrono::steady_clock::now();
+    r.emit_cpu_ms = thread_cpu_ms() - cpu0;
+    r.emit_ms = k.emit_ms;
+    r.emit_wall_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    auto has_entry = [&](const std::string& name) { return k.ptx.find(".entry " + name + "(") != std::string::npos; };
+    r.entries_ok = has_entry(k.main_name) && (k.prepare_name.empty() || has_entry(k.prepare_name)) &&
+                   (k.reduce_name.empty() || has_entry(k.reduce_name)) &&
+                   (job.params.kg == 1 || (job.mode == lower::SplitMode::atomic ? !k.prepare_name.empty()
+                                                                                : !k.reduce_name.empty()));
+    lower::PtxasReport rep = lower::run_ptxas(k.ptx, job.target, k.main_name);
+    r.ptxas_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+    r.ok = rep.ok;
+    r.regs = rep.registers;
+    r.spill_stores = rep.spill_stores;
+    r.spill_loads = rep.spill_loads;
+    r.stack = rep.stack_bytes;
+    r.helper_spills = total_spill_bytes(rep.log) - rep.spill_stores - rep.spill_loads;
+    if (!rep.ok) {  // ptxas's first two lines say enough
+      auto second = rep.log.find('\n', rep.log.find('\n') + 1);
+      r.error = rep.log.substr(0, std::min<std::size_t>(second, 400));
+    }
+  } catch (const std::exception& e) {
+    r.ok = false;
+    r.error = e.what();
+  }
+  return r;
+}
+
+// Where the CSV goes: $ISAAC_SWEEP_CSV, else the build directory (the test binary lives in build/test).
+std::filesystem::path sweep_csv_path() {
+  if (const char* env = std::getenv("ISAAC_SWEEP_CSV"); env && *env) return env;
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto dir = exe.parent_path();
+    for (auto d : {dir, dir.parent_path()})
+      if (std::filesystem::exists(d / "CMakeCache.txt")) return d / "gemm_ptxas_sweep.csv";
+    return dir / "gemm_ptxas_sweep.csv";
+  }
+  return "gemm_ptxas_sweep.csv";
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t i = static_cast<std::size_t>(std::ceil(q * v.size())) - 1;
+  return v[std::min(i, v.size() - 1)];
+}
+
+std::string fixed(double x, int digits = 2) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, x);
+  return buf;
+}
+
+// Draws `count` sets from the legal space of one dtype and layout, spread over the strata that
+// change the generated code: KG split (none / atomic / deterministic), KL > 1, DB, KS > 1, vector
+// loads, f16 accumulation and the block-tile size class. `problem` only gates legality (the kernel
+// depends on the dtype, the layout and the parameters); a large aligned problem admits every tile,
+// vector width and KG of the template, so the draw covers the whole space.
+struct Cell {
+  ir::Gemm problem;
+  std::size_t space = 0;  // legal sets, ACC=16 twins included
+  std::vector<SweepJob> jobs;
+};
+
+Cell draw_cell(const ir::Gemm& problem, int count, std::uint64_t seed, int parity) {
+  Rng rng(seed);
+  Cell cell;
+  cell.problem = problem;
+  const std::vector<GemmParams> space = lower::gemm_space(problem);
+  const bool f16 = problem.dtype == DType::f16;
+  // Entry 2i + 1 is space[i]; entry 2i is its ACC=16 twin (f16 only; legality checked when drawn,
+  // since gemm_space enumerates ACC=32 alone).
+  auto stratum = [](const GemmParams& p, int acc32) {
+    int tile = p.ml * p.nl <= 32 * 32 ? 0 : p.ml * p.nl <= 64 * 64 ? 1 : p.ml * p.nl <= 128 * 64 ? 2 : 3;
+    return std::make_tuple(p.kg > 1, p.kl > 1, p.db, acc32, tile, p.ks > 1, std::max(p.va, p.vb) > 1);
+  };
+  std::map<decltype(stratum(GemmParams{}, 1)), std::vector<std::uint32_t>> buckets;
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    buckets[stratum(space[i], 1)].push_back(static_cast<std::uint32_t>(2 * i + 1));
+    if (f16 && space[i].ms % 2 == 0) buckets[stratum(space[i], 0)].push_back(static_cast<std::uint32_t>(2 * i));
+  }
+  std::vector<std::vector<std::uint32_t>> order;
+  for (auto& [key, members] : buckets) order.push_back(std::move(members));
+  // Shuffle the bucket order so that a short draw does not always favour the same strata.
+  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  int split_turn = parity;
+  std::size_t empty = 0;
+  for (std::size_t b = 0; static_cast<int>(cell.jobs.size()) < count && empty < order.size();
+       b = (b + 1) % order.size()) {
+    auto& members = order[b];
+    if (members.empty()) {
+      ++empty;
+      continue;
+    }
+    empty = 0;
+    std::size_t j = rng.below(members.size());
+    std::uint32_t entry = members[j];
+    members[j] = members.back();
+    members.pop_back();
+    GemmParams p = space[entry / 2];
+    p.acc32 = static_cast<int>(entry % 2);
+    if (!p.acc32) {
+      if (!lower::check_gemm(problem, p)) continue;  // the twin's registers do not allow ACC=16
+    }
+    SweepJob job;
+    job.problem = problem;
+    job.params = p;
+    if (p.kg > 1) job.mode = split_turn++ % 2 ? lower::SplitMode::deterministic : lower::SplitMode::atomic;
+    job.target = lower::parse_target((cell.jobs.size() + parity) % 2 ? "sm_90" : "sm_80");
+    cell.jobs.push_back(job);
+  }
+  cell.space = space.size();
+  return cell;
+}
+
+}  // namespace
+
+TEST_CASE("ptxas sweep: 500+ legal parameter sets over every dtype and layout assemble for sm_80 and sm_90 without "
+          "spills") {
+  if (!lower::ptxas_available()) {
+    MESSAGE("ptxas is not available (put the CUDA toolkit's bin on PATH or set ISAAC_PTXAS): sweep skipped");
+    return;
+  }
+  auto start = std::chrono::steady_clock::now();
+  int per_cell = 43;  // 12 cells x 43 = 516 sets
+  if (const char* env = std::getenv("ISAAC_SWEEP_PER_CELL"); env && *env) per_cell = std::max(1, std::atoi(env));
+
+  // One cell per dtype and layout, drawn on two threads, each from its own seed (deterministic).
+  // Three large aligned shapes take turns: each admits the template's whole space.
+  std::vector<ir::Gemm> problems;
+  const std::int64_t shapes[3][4] = {{2048, 2048, 2048, 1}, {4096, 1024, 8192, 1}, {1024, 2048, 4096, 4}};
+  for (DType dtype : {DType::f16, DType::f32, DType::f64})
+    for (bool at : {false, true})
+      for (bool bt : {false, true}) {
+        auto& s = shapes[problems.size() % 3];
+        problems.push_back(ir::dense_gemm(dtype, s[0], s[1], s[2], at, bt, s[3]));
+      }
+  std::vector<Cell> cells(problems.size());
+  {
+    std::atomic<std::size_t> next_cell{0};
+    auto draw = [&] {
+      for (std::size_t i; (i = next_cell.fetch_add(1)) < cells.size();)
+        cells[i] = draw_cell(problems[i], per_cell, 0x15AAC5C17ull + 7919 * i, static_cast<int>(i % 2));
+    };
+    std::thread t(draw);
+    draw();
+    t.join();
+  }
+  std::vector<SweepJob> jobs;
+  std::size_t space_total = 0;
+  for (const Cell& c : cells) {
+    CHECK_MESSAGE(static_cast<int>(c.jobs.size()) == per_cell, ir::to_string(c.problem));
+    jobs.insert(jobs.end(), c.jobs.begin(), c.jobs.end());
+    space_total += c.space;
+  }
+  double sample_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // Coverage of the space, before anything is compiled.
+  auto count_if = [&](auto pred) { return std::count_if(jobs.begin(), jobs.end(), pred); };
+  auto atomic_kg = count_if([](auto& j) { return j.params.kg > 1 && j.mode == lower::SplitMode::atomic; });
+  auto determ_kg = count_if([](auto& j) { return j.params.kg > 1 && j.mode == lower::SplitMode::deterministic; });
+  auto kl = count_if([](auto& j) { return j.params.kl > 1; });
+  auto ks = count_if([](auto& j) { return j.params.ks > 1; });
+  auto db0 = count_if([](auto& j) { return j.params.db == 0; });
+  auto db1 = count_if([](auto& j) { return j.params.db == 1; });
+  auto acc16 = count_if([](auto& j) { return j.problem.dtype == DType::f16 && !j.params.acc32; });
+  auto acc32 = count_if([](auto& j) { return j.problem.dtype == DType::f16 && j.params.acc32; });
+  auto sm80 = count_if([](auto& j) { return j.target.sm == 80; });
+  auto sm90 = count_if([](auto& j) { return j.target.sm == 90; });
+  CHECK(jobs.size() >= 500);
+  CHECK(atomic_kg > 0);
+  CHECK(determ_kg > 0);
+  CHECK(kl > 0);
+  CHECK(ks > 0);
+  CHECK(db0 > 0);
+  CHECK(db1 > 0);
+  CHECK(acc16 > 0);
+  CHECK(acc32 > 0);
+  CHECK(sm80 > 0);
+  CHECK(sm90 > 0);
+  for (const SweepJob& j : jobs) {
+    Legality legal = lower::check_gemm(j.problem, j.params);
+    INFO(ir::to_string(j.problem), " ", j.params.str(), ": ", legal.reason);
+    REQUIRE(legal.legal);
+  }
+
+  // Emission and ptxas on two threads (one LLVMContext per emit_gemm call).
+  std::vector<SweepResult> results(jobs.size());
+  std::atomic<std::size_t> next{0};
+  auto compile_start = std::chrono::steady_clock::now();
+  double ptxas_cpu0 = children_cpu_s();
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) results[i] = run_job(jobs[i]);
+  };
+  unsigned n_threads = 2;
+  if (const char* env = std::getenv("ISAAC_SWEEP_THREADS"); env && *env) n_threads = std::max(1, std::atoi(env));
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < n_threads; ++t) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
+  double ptxas_cpu_s = children_cpu_s() - ptxas_cpu0;
+
+  // The CSV, one row per set.
+  auto csv_path = sweep_csv_path();
+  {
+    std::ofstream csv(csv_path);
+    csv << "dtype,layout,target,split,params,threads,est_regs,ptxas_regs,spills,stack,ok,emit_ms,emit_cpu_ms,ptxas_ms\n";
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const SweepJob& j = jobs[i];
+      const SweepResult& r = results[i];
+      csv << ir::name(j.problem.dtype) << ',' << layout_name(j.problem.a_trans, j.problem.b_trans) << ','
+          << j.target.name() << ',' << (j.params.kg == 1 ? "none" : j.mode == lower::SplitMode::atomic ? "atomic" : "deterministic")
+          << ",\"" << j.params.str() << "\"," << j.params.threads() << ',' << r.est << ',' << r.regs << ','
+          << r.spill_stores + r.spill_loads + r.helper_spills << ',' << r.stack << ',' << (r.ok ? 1 : 0) << ','
+          << fixed(r.emit_ms) << ',' << fixed(r.emit_cpu_ms) << ',' << fixed(r.ptxas_ms) << '\n';
+    }
+  }
+
+  // Failures: ptxas errors, exceptions, missing entry points, and every spill.
+  std::vector<std::string> failures, spills;
+  std::vector<double> abs_err, rel_err, emit_ms, emit_wall_ms, emit_cpu_ms, ptxas_ms, est_v, regs_v;
+  int over_block = 0, with_stack = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const SweepJob& j = jobs[i];
+    const SweepResult& r = results[i];
+    std::string what = std::string(ir::name(j.problem.dtype)) + " " + layout_name(j.problem.a_trans, j.problem.b_trans) +
+                       " " + j.target.name() + " " + j.params.str() +
+                       (j.params.kg > 1 ? (j.mode == lower::SplitMode::atomic ? " atomic" : " deterministic") : "");
+    if (!r.ok) {
+      failures.push_back(what + ": " + r.error);
+      continue;
+    }
+    if (!r.entries_ok) failures.push_back(what + ": the PTX lacks one of the kernels GemmKernel names");
+    if (r.spill_stores || r.spill_loads || r.helper_spills)
+      spills.push_back(what + ": ptxas " + std::to_string(r.regs) + " registers, " + std::to_string(r.spill_stores) +
+                       " bytes spill stores, " + std::to_string(r.spill_loads) + " bytes spill loads" +
+                       (r.helper_spills ? ", helper kernel spills " + std::to_string(r.helper_spills) : "") +
+                       " (estimate " + std::to_string(r.est) + "; " + std::to_string(j.params.threads()) +
+                       " threads, so at most " + std::to_string(std::min(255, 65536 / j.params.threads() / 8 * 8)) +
+                       " registers)");
+    if (r.stack) ++with_stack;
+    if (r.regs * j.params.threads() > 65536) ++over_block;
+    abs_err.push_back(std::abs(r.est - r.regs));
+    rel_err.push_back(r.regs ? std::abs(r.est - r.regs) / double(r.regs) : 0.0);
+    est_v.push_back(r.est);
+    regs_v.push_back(r.regs);
+    emit_ms.push_back(r.emit_ms);
+    emit_wall_ms.push_back(r.emit_wall_ms);
+    emit_cpu_ms.push_back(r.emit_cpu_ms);
+    ptxas_ms.push_back(r.ptxas_ms);
+  }
+  auto mean = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+  };
+  double within = rel_err.empty() ? 0.0
+                                  : double(std::count_if(rel_err.begin(), rel_err.end(), [](double e) { return e <= 0.25; })) /
+                                        rel_err.size();
+  // Least squares fit ptxas = a * est + b, and the signed bias.
+  double a = 0, b = 0, bias = 0;
+  if (est_v.size() > 1) {
+    double mx = mean(est_v), my = mean(regs_v), sxy = 0, sxx = 0;
+    for (std::size_t i = 0; i < est_v.size(); ++i) {
+      sxy += (est_v[i] - mx) * (regs_v[i] - my);
+      sxx += (est_v[i] - mx) * (est_v[i] - mx);
+    }
+    a = sxx ? sxy / sxx : 0;
+    b = my - a * mx;
+    bias = my - mx;
+  }
+  double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::ostringstream summary;
+  summary << "GEMM ptxas sweep: " << jobs.size() << " legal sets drawn from " << space_total
+          << " (gemm_space over 12 dtype x layout cells, ACC=32) (" << sm80 << " sm_80, " << sm90 << " sm_90; KG>1 "
+          << atomic_kg << " atomic + " << determ_kg << " deterministic, KL>1 " << kl << ", KS>1 " << ks << ", DB=0 "
+          << db0 << ", DB=1 " << db1 << ", f16 ACC=32 " << acc32 << ", ACC=16 " << acc16 << ")\n"
+          << "  ptxas failures: " << failures.size() << ", sets that spill: " << spills.size()
+          << ", sets with a stack frame: " << with_stack << ", ptxas regs x threads > 65536: " << over_block << "\n"
+          << "  register estimate vs ptxas: mean |error| " << fixed(mean(abs_err)) << ", max |error| "
+          << fixed(abs_err.empty() ? 0 : *std::max_element(abs_err.begin(), abs_err.end()), 0) << ", mean relative "
+          << fixed(100 * mean(rel_err), 1) << "%, within +-25%: " << fixed(100 * within, 1) << "%, mean(ptxas - est) "
+          << fixed(bias, 1) << ", fit ptxas = " << fixed(a, 3) << " * est + " << fixed(b, 1) << "\n"
+          << "  emit (LLVM) per kernel: mean " << fixed(mean(emit_ms)) << " ms, p95 " << fixed(percentile(emit_ms, 0.95))
+          << " ms, max " << fixed(percentile(emit_ms, 1.0)) << " ms (emit_gemm wall: mean " << fixed(mean(emit_wall_ms))
+          << " ms, p95 " << fixed(percentile(emit_wall_ms, 0.95)) << " ms; " << n_threads << " threads)\n"
+          << "  emit CPU time per kernel (load-independent): mean " << fixed(mean(emit_cpu_ms)) << " ms, median "
+          << fixed(percentile(emit_cpu_ms, 0.5)) << " ms, p95 " << fixed(percentile(emit_cpu_ms, 0.95)) << " ms, max "
+          << fixed(percentile(emit_cpu_ms, 1.0)) << " ms\n"
+          << "  ptxas per kernel: wall mean " << fixed(mean(ptxas_ms)) << " ms, p95 " << fixed(percentile(ptxas_ms, 0.95))
+          << " ms; CPU mean " << fixed(jobs.empty() ? 0 : 1e3 * ptxas_cpu_s / jobs.size()) << " ms\n"
+          << "  time: sampling " << fixed(sample_s, 1) << " s, emit + ptxas " << fixed(compile_s, 1) << " s, total "
+          << fixed(total_s, 1) << " s; CSV: " << csv_path.string();
+  MESSAGE(summary.str());
+
+  // Per dtype, the estimate's error (the calibration the lead needs).
+  for (DType dtype : {DType::f16, DType::f32, DType::f64}) {
+    std::vector<double> e, d;
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (jobs[i].problem.dtype == dtype && results[i].ok) {
+        e.push_back(std::abs(results[i].est - results[i].regs));
+        d.push_back(results[i].regs - results[i].est);
+      }
+    MESSAGE(ir::name(dtype), ": ", e.size(), " sets, mean |ptxas - est| ", fixed(mean(e)), ", mean(ptxas - est) ",
+            fixed(mean(d)), ", max |error| ", fixed(e.empty() ? 0 : *std::max_element(e.begin(), e.end()), 0));
+  }
+
+  std::string failure_list, spill_list;
+  for (std::size_t i = 0; i < failures.size() && i < 20; ++i) failure_list += "\n  " + failures[i];
+  for (std::size_t i = 0; i < spills.size() && i < 50; ++i) spill_list += "\n  " + spills[i];
+  CHECK_MESSAGE(failures.empty(), failures.size(), " sets failed to emit or assemble:", failure_list);
+  CHECK_MESSAGE(spills.empty(), spills.size(), " legal sets spill (a spill is a failure):", spill_list);
+}

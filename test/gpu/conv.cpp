@@ -1,0 +1,239 @@
+// The CONV template on the GPU against the float64 reference (ir::evaluate of conv_contraction):
+// every layout and dtype, padding, stride, dilation, R = S = 1, C = 1, N = 1, random legal
+// parameter sets, beta != 0, bias and relu, CG splits; outputs poisoned (0xFF bytes = NaN) first.
+#include <doctest/doctest.h>
+#include <isaac/conv.hpp>
+#include <isaac/gemm.hpp>
+#include <isaac/ir/evaluate.hpp>
+#include <isaac/ir/pattern.hpp>
+#include <isaac/runtime/runtime.hpp>
+
+#include "support/host_data.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <random>
+#include <thread>
+
+using namespace isaac;
+using test::HostArray;
+using ir::FilterLayout;
+using ir::ImageLayout;
+
+namespace {
+
+struct Case {
+  ir::Conv problem;
+  lower::ConvParams params;
+  lower::ConvEpilogue epilogue;
+  double alpha, beta;
+};
+
+std::string describe(const Case& c) {
+  return fmt::format("{} params={} epilogue={} alpha={} beta={}", ir::to_string(c.problem), c.params.str(),
+                     lower::to_string(c.epilogue), c.alpha, c.beta);
+}
+
+std::int64_t span(const std::array<std::int64_t, 4>& extents, const std::array<std::int64_t, 4>& strides) {
+  std::int64_t s = 1;
+  for (int d = 0; d < 4; ++d) s += (extents[d] - 1) * strides[d];
+  return s;
+}
+
+std::vector<Case> make_cases(const lower::DeviceLimits& limits) {
+  std::mt19937_64 rng(20170917);
+  struct Shape {
+    std::int64_t n, c, h, w, k, r, s, stride, pad, dilation;
+  };
+  const Shape shapes[] = {
+      {2, 3, 11, 13, 8, 3, 3, 1, 1, 1},     // padding 1
+      {1, 1, 9, 9, 5, 3, 3, 1, 0, 1},       // N = 1, C = 1
+      {4, 16, 15, 15, 24, 3, 3, 2, 1, 1},   // stride 2
+      {2, 8, 12, 10, 16, 3, 3, 1, 2, 2},    // dilation 2, padding 2
+      {8, 32, 7, 7, 40, 1, 1, 1, 0, 1},     // R = S = 1
+      {3, 5, 10, 14, 7, 5, 2, 1, 1, 1},     // R != S, odd sizes
+      {16, 64, 14, 14, 64, 3, 3, 1, 1, 1},  // C*R*S = 576
+      {8, 4, 20, 20, 33, 5, 5, 2, 2, 1},    // stride 2, padding 2, odd K
+      {1, 128, 5, 5, 96, 3, 3, 1, 1, 1},    // N = 1, C*R*S = 1152
+      {2, 1, 30, 30, 1, 1, 1, 1, 0, 1},     // C = K = R = S = 1
+  };
+  const std::pair<ImageLayout, FilterLayout> layouts[] = {{ImageLayout::nchw, FilterLayout::kcrs},
+                                                          {ImageLayout::chwn, FilterLayout::crsk},
+                                                          {ImageLayout::nhwc, FilterLayout::krsc},
+                                                          {ImageLayout::nchw, FilterLayout::crsk}};
+  std::vector<Case> cases;
+  for (ir::DType t : {ir::DType::f32, ir::DType::f16, ir::DType::f64})
+    for (auto [il, fl] : layouts)
+      for (const Shape& s : shapes) {
+        ir::Conv v = ir::dense_conv(t, s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.dilation, il, fl);
+        v.stride_w = s.stride;  // square strides, as dense_conv makes them
+        auto space = lower::conv_space(v, {}, limits);
+        REQUIRE_MESSAGE(!space.empty(), "no legal parameters for " << ir::to_string(v));
+        // Favour the vectorised sets (what the sweep picks) while keeping the scalar ones.
+        for (int i = 0; i < 2; ++i) {
+          const lower::ConvParams& p = space[rng() % space.size()];
+          int n = static_cast<int>(cases.size());
+          lower::ConvEpilogue e{n % 3 == 1, p.cg == 1 && n % 4 == 2};
+          double beta = n % 2 ? 0.0 : -0.75;
+          cases.push_back({v, p, e, 1.25, beta});
+        }
+      }
+  return cases;
+}
+
+// Runs one case on the GPU and compares every output element with the reference.
+void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng) {
+  const ir::Conv& v = c.problem;
+  std::int64_t in_count = span({v.n, v.c, v.h, v.w}, v.input_strides);
+  std::int64_t f_count = span({v.k, v.c, v.r, v.s}, v.filter_strides);
+  std::int64_t o_count = span({v.n, v.k, v.p, v.q}, v.output_strides);
+  HostArray in(v.dtype, in_count), f(v.dtype, f_count), o_in(v.dtype, o_count), bias(v.dtype, v.k);
+  in.fill_random(rng);
+  f.fill_random(rng);
+  o_in.fill_random(rng);
+  bias.fill_random(rng);
+
+  runtime::Buffer di(in.bytes.size()), df(f.bytes.size()), dout(o_in.bytes.size()), dbias(bias.bytes.size());
+  di.upload(in.bytes.data(), in.bytes.size());
+  df.upload(f.bytes.data(), f.bytes.size());
+  dbias.upload(bias.bytes.data(), bias.bytes.size());
+  // Poison: 0xFF bytes are NaN in every dtype. beta = 0 must not read them; beta != 0 gets real values.
+  dout.fill_bytes(0xFF);
+  if (c.beta != 0) dout.upload(o_in.bytes.data(), o_in.bytes.size());
+  runtime::Stream stream;
+  kernel.run(dout.ptr(), di.ptr(), df.ptr(), c.alpha, c.beta, stream, c.epilogue.bias ? dbias.ptr() : 0);
+  stream.synchronize();
+  HostArray out(v.dtype, o_count);
+  dout.download(out.bytes.data(), out.bytes.size());
+
+  // The reference sum, and the sum of magnitudes, in float64.
+  ir::Contraction contraction = ir::conv_contraction(v);
+  auto absolute = [](std::vector<double> x) {
+    for (double& e : x) e = std::abs(e);
+    return x;
+  };
+  std::vector<double> sum(o_count, 0.0), magnitude(o_count, 0.0);
+  ir::evaluate(contraction, {{"I", in.values.data()}, {"F", f.values.data()}}, sum.data(), {{"alpha", 1.0}, {"beta", 0.0}});
+  std::vector<double> abs_in = absolute(in.values), abs_f = absolute(f.values);
+  ir::evaluate(contraction, {{"I", abs_in.data()}, {"F", abs_f.data()}}, magnitude.data(),
+               {{"alpha", 1.0}, {"beta", 0.0}});
+
+  ir::DType accumulation = v.dtype == ir::DType::f64 ? ir::DType::f64 : ir::DType::f32;
+  std::int64_t terms = v.c * v.r * v.s + c.params.cg + 3;
+  int output_roundings = c.params.cg > 1 ? c.params.cg + 3 : 2;
+  int wrong = 0;
+  std::string first;
+  const auto& os = v.output_strides;
+  for (std::int64_t n = 0; n < v.n; ++n)
+    for (std::int64_t k = 0; k < v.k; ++k)
+      for (std::int64_t p = 0; p < v.p; ++p)
+        for (std::int64_t q = 0; q < v.q; ++q) {
+          std::size_t i = n * os[0] + k * os[1] + p * os[2] + q * os[3];
+          double expected = c.alpha * sum[i];
+          double mag = std::abs(c.alpha) * magnitude[i];
+          if (c.beta != 0) expected += c.beta * o_in.values[i], mag += std::abs(c.beta * o_in.values[i]);
+          if (c.epilogue.bias) expected += bias.values[k], mag += std::abs(bias.values[k]);
+          if (c.epilogue.relu) expected = std::max(expected, 0.0);
+          double bound = test::error_bound(mag, terms, accumulation, v.dtype, output_roundings);
+          double got = out.get(i);
+          bool ok = std::isfinite(got) && std::abs(got - expected) <= bound;
+          if (!ok && wrong++ == 0)
+            first = fmt::format("O(n={}, k={}, p={}, q={}) = {} but the reference is {} (bound {})", n, k, p, q, got,
+                                expected, bound);
+        }
+  CHECK_MESSAGE(wrong == 0, describe(c) << ": " << wrong << " wrong of " << v.n * v.k * v.p * v.q
+                                        << " elements; first: " << first);
+}
+
+// Compiles every case (LLVM, then the driver's JIT) on all cores, then checks them one at a time.
+void compile_and_check(const std::vector<Case>& cases) {
+  MESSAGE(cases.size() << " CONV cases");
+  auto start = std::chrono::steady_clock::now();
+  unsigned workers = std::max(2u, std::thread::hardware_concurrency());
+  auto target = lower::target_for_compute_capability(runtime::device_info(0).compute_capability());
+  std::vector<std::optional<lower::ConvKernel>> ptx(cases.size());
+  std::vector<std::string> errors(cases.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < cases.size();) try {
+          ptx[i] = lower::emit_conv(cases[i].problem, cases[i].params, target, cases[i].epilogue);
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+    });
+  for (auto& t : pool) t.join();
+  MESSAGE("emitted " << cases.size() << " CONV kernels on " << workers << " threads in "
+                     << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
+  std::mt19937_64 rng(7);
+  int failed_cases = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    INFO(describe(cases[i]));
+    if (!errors[i].empty()) {
+      ++failed_cases;
+      FAIL_CHECK("emit failed: " << errors[i]);
+      continue;
+    }
+    try {
+      CompiledConv kernel(cases[i].problem, std::move(*ptx[i]), cases[i].params, cases[i].epilogue);
+      check(cases[i], kernel, rng);
+    } catch (const DriverError& e) {
+      // A launch failure poisons the context: report it and stop, rather than cascading.
+      FAIL("driver error (the CUDA context is now unusable, stopping): " << e.what());
+    } catch (const std::exception& e) {
+      ++failed_cases;
+      FAIL_CHECK("failed: " << e.what());
+    }
+  }
+  MESSAGE("checked " << cases.size() << " CONV cases in "
+                     << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
+}
+
+}  // namespace
+
+TEST_CASE("CONV: every layout, dtype, padding, stride, dilation and split matches the float64 reference") {
+  compile_and_check(make_cases(device_limits(runtime::device_info(0))));
+}
+
+TEST_CASE("CONV: hand-picked parameter sets (vectors, CG splits with bias, CL warp groups, single stage)") {
+  std::vector<Case> cases;
+  auto add = [&](ir::Conv v, const char* params, lower::ConvEpilogue e, double beta) {
+    lower::ConvParams p = lower::parse_conv_params(params);
+    auto legal = lower::check_conv(v, p, e);
+    REQUIRE_MESSAGE(legal, ir::to_string(v) << " " << params << ": " << legal.reason);
+    cases.push_back({v, p, e, 0.75, beta});
+  };
+  auto chwn = ir::dense_conv(ir::DType::f32, 16, 24, 13, 13, 64, 3, 3, 1, 1, 1, ImageLayout::chwn, FilterLayout::crsk);
+  add(chwn, "PL=64,KL=64,PS=4,KS=4,U=16,VI=4,VF=4,LI=16,LF=16", {}, 0.0);
+  add(chwn, "PL=64,KL=64,PS=4,KS=4,U=16,CG=4,VI=4,VF=4,LI=16,LF=16", {.bias = true}, 0.5);
+  add(chwn, "PL=64,KL=64,PS=4,KS=4,U=32,CL=2,CS=2,VI=4,VF=4,LI=16,LF=16,DB=0", {.bias = true, .relu = true}, 0.0);
+  auto nhwc = ir::dense_conv(ir::DType::f16, 4, 32, 9, 11, 48, 3, 3, 2, 1, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  add(nhwc, "PL=32,KL=32,PS=2,KS=8,U=16,VI=8,VF=8,LI=2,LF=2", {.bias = true, .relu = true}, 0.0);
+  add(nhwc, "PL=32,KL=32,PS=2,KS=8,U=16,CG=2,VI=8,VF=8,LI=2,LF=2", {}, -1.0);
+  auto nchw = ir::dense_conv(ir::DType::f64, 2, 7, 17, 19, 10, 3, 3, 1, 2, 2, ImageLayout::nchw, FilterLayout::kcrs);
+  add(nchw, "PL=32,KL=16,PS=2,KS=2,U=8,CG=2,LI=32,LF=8", {.bias = true}, 0.25);
+  add(nchw, "PL=64,KL=32,PS=4,KS=4,U=8,CL=2,LI=64,LF=8,DB=0", {.relu = true}, 0.0);
+  compile_and_check(cases);
+}
+
+TEST_CASE("CONV: a missing or unexpected bias pointer is refused with the reason") {
+  auto v = ir::dense_conv(ir::DType::f32, 2, 4, 8, 8, 16, 3, 3, 1, 1);
+  auto p = lower::parse_conv_params("PL=32,KL=16,PS=2,KS=2,U=8,LI=32,LF=8");
+  REQUIRE(lower::check_conv(v, p));
+  CompiledConv with_bias(v, p, {.bias = true});
+  CompiledConv plain(v, p);
+  runtime::Buffer buffer(1 << 16);
+  runtime::Stream stream;
+  CHECK_THROWS_WITH_AS(with_bias.run(buffer.ptr(), buffer.ptr(), buffer.ptr(), 1, 0, stream),
+                       doctest::Contains("adds a bias"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(plain.run(buffer.ptr(), buffer.ptr(), buffer.ptr(), 1, 0, stream, buffer.ptr()),
+                       doctest::Contains("compiled without a bias"), InvalidArgument);
+  // An illegal parameter set is refused before any compilation, naming the rule.
+  CHECK_THROWS_WITH_AS(CompiledConv(v, lower::parse_conv_params("PL=32,KL=16,PS=2,KS=2,U=8,VI=2,LI=16,LF=8")),
+                       doctest::Contains("VI=2 must be 1 for an NCHW input"), InvalidArgument);
+}
