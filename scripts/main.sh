@@ -10,7 +10,13 @@
 #   deps, build   scripts/install-deps.sh; configure, build and install into $ISAAC_BUILD_DIR/install
 #   info          isaac-info: version, driver, devices, the LLVM target for each
 #   smoke         on a GPU: the LLVM -> PTX -> JIT -> launch smoke test, checked against the CPU
-#   gemm, conv    the paper's GEMM and CONV problems against cuBLAS/cuDNN: not there yet
+#   gemm, conv    on a GPU: the paper's GEMM problems tuned by a short sweep (seeded with the winners
+#                 cached in bench/results) and the CONV problems with the cached CONV sweep's winners,
+#                 run beside cuBLAS and cuDNN in the same process:
+#                 a table, CSVs and PNG plots in $ISAAC_BUILD_DIR/main-job (ISAAC_SWEEP_BUDGET seconds
+#                 per sweep, default 120)
+#   report        without a GPU: the same problems compiled to PTX with the parameters isaac would
+#                 choose, and each kernel's threads, shared memory, registers and spills (isaac-report)
 # Exits non-zero when a stage that exists fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,11 +75,35 @@ stage_smoke() {
   record smoke ok
 }
 
-stage_not_yet() {
-  local name=$1 what=$2
-  stage "$name"
-  echo "not there yet: $what"
-  record "$name" "not there yet: $what"
+out_dir=${ISAAC_BUILD_DIR:-build}/main-job
+sweep_budget=${ISAAC_SWEEP_BUDGET:-120}
+
+stage_gemm() {
+  stage "gemm: the paper's GEMM problems, isaac beside cuBLAS"
+  mkdir -p "$out_dir"
+  SWEEP_FROM=bench/results/gemm-sweep-winners.csv SWEEP_BUDGET=$sweep_budget \
+    bash scripts/bench-on-device.sh "$prefix/bin" "$out_dir" >"$out_dir/gemm.log" 2>&1 || true
+  sed -n '/^dtype  *suite/,$p' "$out_dir/bench.log" | head -80
+  cat "$out_dir/summary.txt"
+  if grep -q FAILED "$out_dir/summary.txt"; then record gemm "FAILED: see $out_dir/bench.log"; return 1; fi
+  record gemm "ok: $out_dir/h100-gemm.csv and .png"
+}
+
+stage_conv() {
+  stage "conv: the paper's CONV problems, isaac beside cuDNN"
+  mkdir -p "$out_dir"
+  local bench=$prefix/bin/isaac-bench-conv
+  [[ -x $bench ]] || { record conv "skipped: $bench is not installed (cuDNN not found at build time)"; return; }
+  # The CONV sweep does not merge with earlier winners yet: the run takes the cached sweep's winners.
+  "$bench" run --winners bench/results/conv-sweep-winners.csv --csv "$out_dir/conv.csv" | tee "$out_dir/conv-run.log"
+  python3 bench/plot_conv.py "$out_dir/conv.csv" "$out_dir/conv.png" || true
+  record conv "ok: $out_dir/conv.csv and .png"
+}
+
+stage_report() {
+  stage "report: the paper's problems compiled to PTX (no GPU here)"
+  "$prefix/bin/isaac-report"
+  record report "ok: parameters from bench/results (sweep winners on an H200), resources from ptxas"
 }
 
 if [[ -z $prefix ]]; then
@@ -86,8 +116,12 @@ else
 fi
 stage_info
 stage_smoke
-stage_not_yet gemm "the GEMM generator (DeepBench/paper problems vs cuBLAS) is in progress"
-stage_not_yet conv "the CONV generator (paper problems vs cuDNN) is in progress"
+if ((has_gpu)); then
+  stage_gemm
+  stage_conv
+else
+  stage_report
+fi
 
 stage "summary"
 printf '%s\n' "${summary[@]}"

@@ -1,8 +1,11 @@
-// isaac-report: the main job without a GPU. Compiles the paper's GEMM problems to PTX with the
-// parameters isaac would choose (the brute-force sweep's winners where the repository has them, the
-// heuristic otherwise) and shows each kernel's resources as ptxas reports them.
+// isaac-report: the main job without a GPU. Compiles the paper's GEMM and CONV problems to PTX with
+// the parameters isaac would choose (the brute-force sweep's winners where the repository has them;
+// otherwise the heuristic for GEMM and the first legal set for CONV) and shows each kernel's
+// resources as ptxas reports them.
 #include <isaac/error.hpp>
 #include <isaac/ir/gemm.hpp>
+#include <isaac/ir/conv.hpp>
+#include <isaac/lower/conv.hpp>
 #include <isaac/lower/gemm.hpp>
 #include <isaac/lower/ptxas.hpp>
 #include <isaac/tune/heuristic.hpp>
@@ -13,7 +16,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 
 using namespace isaac;
 
@@ -25,10 +27,15 @@ struct Problem {
   bool at, bt;
 };
 
+// Fields of a CSV line; a field in double quotes may hold the separator.
 std::vector<std::string> split(const std::string& line, char sep = ',') {
-  std::vector<std::string> out;
-  std::stringstream in(line);
-  for (std::string field; std::getline(in, field, sep);) out.push_back(field);
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (char ch : line) {
+    if (ch == '"') quoted = !quoted;
+    else if (ch == sep && !quoted) out.emplace_back();
+    else out.back() += ch;
+  }
   return out;
 }
 
@@ -57,16 +64,68 @@ std::string key(const std::string& dtype, const Problem& p) {
   return fmt::format("{} {} {} {} {} {}{}", dtype, p.suite, p.m, p.n, p.k, int(p.at), int(p.bt));
 }
 
+// ptxas's registers and spills for a kernel, or the estimate when ptxas is missing.
+std::pair<std::string, std::string> resources(const std::string& ptx, const lower::Target& target,
+                                              const std::string& kernel, int estimate) {
+  if (!lower::ptxas_available()) return {"~" + std::to_string(estimate), "?"};
+  auto report = lower::run_ptxas(ptx, target, kernel);
+  if (!report.ok) return {"fail", "?"};
+  return {std::to_string(report.registers), std::to_string(report.spill_stores + report.spill_loads)};
+}
+
+void report_conv(const std::string& problems_path, const std::string& winners_path, const std::vector<std::string>& dtypes,
+                 const lower::Target& target) {
+  std::map<std::string, std::pair<std::string, std::string>> winners;  // "dtype name" -> layout, params
+  if (std::ifstream(winners_path))
+    for (auto& row : read_csv(winners_path)) winners[row["dtype"] + " " + row["name"]] = {row["layout"], row["params"]};
+  else
+    std::cerr << "no CONV sweep winners at " << winners_path << ": using the first legal set everywhere\n";
+  fmt::print("\n{:<4} {:<7} {:>3} {:>4} {:>4} {:>5} {:>5} {:>2}x{:<2} {:<10} {:<9} {:>4} {:>6} {:>4} {:>6} {:>7}  {}\n", "type",
+             "conv", "N", "P", "Q", "K", "C", "R", "S", "layout", "source", "thr", "smem", "regs", "spills", "llvm_ms",
+             "parameters");
+  for (const auto& dtype : dtypes)
+    for (auto& row : read_csv(problems_path)) {
+      auto n = std::stoll(row["n"]), p = std::stoll(row["p"]), q = std::stoll(row["q"]), k = std::stoll(row["k"]),
+           c = std::stoll(row["c"]), r = std::stoll(row["r"]), s = std::stoll(row["s"]);
+      auto found = winners.find(dtype + " " + row["name"]);
+      std::string layout = found != winners.end() ? found->second.first : "NCHW/KCRS";
+      auto slash = layout.find('/');
+      ir::Conv conv = ir::dense_conv(ir::parse_dtype(dtype), n, c, p + r - 1, q + s - 1, k, r, s, 1, 0, 1,
+                                     ir::parse_image_layout(layout.substr(0, slash)),
+                                     ir::parse_filter_layout(layout.substr(slash + 1)));
+      lower::DeviceLimits limits{.sm = target.sm};
+      bool from_sweep = found != winners.end() && lower::check_conv(conv, lower::parse_conv_params(found->second.second), {}, limits);
+      lower::ConvParams params;
+      if (from_sweep) {
+        params = lower::parse_conv_params(found->second.second);
+      } else {
+        auto space = lower::conv_space(conv, {}, limits);
+        if (space.empty()) throw InvalidArgument("no legal CONV parameters for " + ir::to_string(conv));
+        params = space.front();
+      }
+      auto kernel = lower::emit_conv(conv, params, target);
+      auto [regs, spills] = resources(kernel.ptx, target, kernel.main_name, 0);
+      fmt::print("{:<4} {:<7} {:>3} {:>4} {:>4} {:>5} {:>5} {:>2}x{:<2} {:<10} {:<9} {:>4} {:>6} {:>4} {:>6} {:>7.1f}  {}\n", dtype,
+                 row["name"], n, p, q, k, c, r, s, layout, from_sweep ? "sweep" : "first", kernel.threads,
+                 kernel.shared_bytes, regs, spills, kernel.emit_ms, params.str());
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"isaac-report: the paper's GEMM problems compiled to PTX, with parameters and resources"};
   std::string problems_path = "bench/problems/gemm_problems.csv", winners_path = "bench/results/gemm-sweep-winners.csv";
+  std::string conv_problems_path = "bench/problems/conv_problems.csv";
+  std::string conv_winners_path = "bench/results/conv-sweep-winners.csv", conv_dtypes_text = "f32,f16";
   std::string dtypes_text = "f32,f16,f64", target_text = "sm_90";
   app.add_option("--problems", problems_path, "GEMM problems (suite,m,n,k,at,bt)");
   app.add_option("--winners", winners_path, "the brute-force sweep's winners (used where present)");
   app.add_option("--dtypes", dtypes_text, "comma-separated dtypes");
   app.add_option("--target", target_text, "the architecture to compile for");
+  app.add_option("--conv-problems", conv_problems_path, "CONV problems (name,n,p,q,k,c,r,s); empty: none");
+  app.add_option("--conv-winners", conv_winners_path, "the CONV sweep's winners");
+  app.add_option("--conv-dtypes", conv_dtypes_text, "comma-separated dtypes for CONV");
   CLI11_PARSE(app, argc, argv);
   try {
     lower::Target target = lower::parse_target(target_text);
@@ -84,8 +143,7 @@ int main(int argc, char** argv) {
       }
     else
       std::cerr << "no sweep winners at " << winners_path << ": using the heuristic choice everywhere\n";
-    bool ptxas = lower::ptxas_available();
-    if (!ptxas) std::cerr << "ptxas not found: registers and spills are the estimate only\n";
+    if (!lower::ptxas_available()) std::cerr << "ptxas not found: registers are the estimate only\n";
     fmt::print("{:<4} {:<12} {:>5} {:>5} {:>6} {:<2} {:<9} {:>4} {:>6} {:>4} {:>6} {:>7}  {}\n", "type", "suite", "M", "N",
                "K", "op", "source", "thr", "smem", "regs", "spills", "llvm_ms", "parameters");
     for (const auto& dtype : split(dtypes_text))
@@ -95,17 +153,13 @@ int main(int argc, char** argv) {
         bool from_sweep = found != winners.end() && lower::check_gemm(g, lower::parse_gemm_params(found->second), limits);
         lower::GemmParams params = from_sweep ? lower::parse_gemm_params(found->second) : tune::heuristic_gemm(g, limits);
         auto kernel = lower::emit_gemm(g, params, target);
-        std::string regs = "~" + std::to_string(lower::estimate_gemm_registers(g.dtype, g.a_trans, g.b_trans, params));
-        std::string spills = "?";
-        if (ptxas) {
-          auto report = lower::run_ptxas(kernel.ptx, target, kernel.main_name);
-          regs = report.ok ? std::to_string(report.registers) : "fail";
-          spills = std::to_string(report.spill_stores + report.spill_loads);
-        }
+        auto [regs, spills] = resources(kernel.ptx, target, kernel.main_name,
+                                        lower::estimate_gemm_registers(g.dtype, g.a_trans, g.b_trans, params));
         fmt::print("{:<4} {:<12} {:>5} {:>5} {:>6} {}{} {:<9} {:>4} {:>6} {:>4} {:>6} {:>7.1f}  {}\n", dtype, p.suite, p.m,
                    p.n, p.k, p.at ? 'T' : 'N', p.bt ? 'T' : 'N', from_sweep ? "sweep" : "heuristic", kernel.threads,
                    kernel.shared_bytes, regs, spills, kernel.emit_ms, params.str());
       }
+    if (!conv_problems_path.empty()) report_conv(conv_problems_path, conv_winners_path, split(conv_dtypes_text), target);
   } catch (const isaac::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
