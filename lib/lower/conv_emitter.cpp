@@ -10,13 +10,12 @@
 // selects zero where h0 + dh or w0 + dw leaves the image (padding, and the LUT's tail padding).
 // Every extent and stride is an immediate: the kernel is specialised for one problem.
 #include "lower/conv_layout.hpp"
+#include "lower/kernel_builder.hpp"
 #include "lower/nvptx_backend.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/lower/conv.hpp>
 
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <fmt/format.h>
@@ -30,42 +29,16 @@ namespace {
 
 using llvm::Value;
 
-struct LoadSlot {
-  int c = 0, o = 0;  // compile-time part of the contiguous / other tile coordinates
-};
-
-// Fragment element i of a thread's PS (or KS) lies at chunk i / fv, lane i % fv.
-int fragment_offset(int i, int fv, int tile, int thread_tile) { return (i / fv) * (tile * fv / thread_tile) + i % fv; }
-
-class ConvEmitter {
+class ConvEmitter : public TiledKernelBuilder {
  public:
   ConvEmitter(llvm::Module& module, const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue)
-      : ctx_(module.getContext()),
-        module_(module),
-        b_(ctx_),
+      : TiledKernelBuilder(module, v.dtype, conv_as_gemm(p), conv_input_reduction_contiguous(v),
+                           conv_filter_k_contiguous(v), false),
         v_(v),
         p_(p),
-        g_(conv_as_gemm(p)),
         in_red_(conv_input_reduction_contiguous(v)),
         f_k_(conv_filter_k_contiguous(v)),
-        l_(conv_layout(v.dtype, in_red_, f_k_, p)),
         epi_(epilogue) {
-    i32_ = b_.getInt32Ty();
-    i64_ = b_.getInt64Ty();
-    gptr_ = llvm::PointerType::get(ctx_, 1);
-    switch (v.dtype) {
-      case ir::DType::f16: elem_ = b_.getHalfTy(); break;
-      case ir::DType::f64: elem_ = b_.getDoubleTy(); break;
-      default: elem_ = b_.getFloatTy(); break;
-    }
-    scalar_ = v.dtype == ir::DType::f64 ? b_.getDoubleTy() : b_.getFloatTy();
-    acc_ = scalar_;
-    smem_ = module_.getNamedGlobal("isaac_smem");
-    if (!smem_)
-      smem_ = new llvm::GlobalVariable(module_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
-                                       llvm::GlobalValue::ExternalLinkage, nullptr, "isaac_smem", nullptr,
-                                       llvm::GlobalValue::NotThreadLocal, 3);
-    smem_->setAlignment(llvm::Align(16));
     npq_ = v.n * v.p * v.q;
     crs_ = v.c * v.r * v.s;
     fj_ = v.filter_layout == ir::FilterLayout::krsc ? v.filter_strides[1] : v.filter_strides[3];
@@ -79,26 +52,6 @@ class ConvEmitter {
   void emit_prepare();
 
  private:
-  Value* c32(std::int64_t x) { return b_.getInt32(static_cast<std::uint32_t>(x)); }
-  Value* c64(std::int64_t x) { return b_.getInt64(static_cast<std::uint64_t>(x)); }
-  Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateIntrinsic(id, {}, {}); }
-  Value* min32(Value* a, Value* x) { return b_.CreateSelect(b_.CreateICmpSLT(a, x), a, x); }
-  Value* gep(llvm::Type* t, Value* ptr, Value* index) { return b_.CreateInBoundsGEP(t, ptr, index); }
-  void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
-  llvm::Type* vec(llvm::Type* t, int n) { return n == 1 ? t : llvm::FixedVectorType::get(t, n); }
-  llvm::AllocaInst* local(llvm::Type* t, const char* name) {
-    llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
-    return entry.CreateAlloca(t, nullptr, name);
-  }
-  Value* zero(llvm::Type* t) { return llvm::Constant::getNullValue(t); }
-  void begin_kernel(const std::string& name, std::vector<llvm::Type*> params, int max_threads);
-  void if_then(Value* cond, const std::function<void()>& then);
-  void if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise);
-  void for_loop(Value* count, const std::function<void(Value*)>& body);
-  void predicated(const char* op, Value* ptr, Value* value, Value* pred);
-  Value* to_scalar(Value* x) { return x->getType() == scalar_ ? x : b_.CreateFPExt(x, scalar_); }
-  Value* to_elem(Value* x) { return x->getType() == elem_ ? x : b_.CreateFPTrunc(x, elem_); }
-
   // Pixel index -> (n, p, q): n fastest for CHWN (its contiguous axis), q fastest otherwise.
   struct Pixel {
     Value *n, *p, *q;
@@ -107,102 +60,21 @@ class ConvEmitter {
   // The output offset (elements) of pixel part / filter part.
   Value* output_pixel_offset(const Pixel& px);
 
-  std::vector<LoadSlot> slots(int contiguous, int other, int along, int vector) const;
-  void load_tile(Value* tile, bool predicated);
-  void store_tile(Value* stage);
-  void compute_stage(Value* stage);
-  void reduce_warp_groups();
+  void load_tile(Value* tile, bool predicated) override;
   void epilogue();
 
-  llvm::LLVMContext& ctx_;
-  llvm::Module& module_;
-  llvm::IRBuilder<> b_;
   const ir::Conv& v_;
   ConvParams p_;
-  GemmParams g_;
+  const GemmParams& g_ = t_;  // the tiling in GEMM terms
   bool in_red_, f_k_;
-  GemmLayout l_;
   ConvEpilogue epi_;
   std::int64_t npq_, crs_, fj_;
-  llvm::Type *i32_, *i64_, *elem_, *scalar_, *acc_;
-  llvm::PointerType* gptr_;
-  llvm::GlobalVariable* smem_;
-  llvm::Function* function_ = nullptr;
 
   Value *O_, *I_, *F_, *LUT_, *bias_, *alpha_, *beta_;
-  Value *tid_, *tm_, *tn_, *tk_, *bm_, *bn_, *kz_, *k_begin_, *k_end_;
-  std::vector<LoadSlot> slots_a_, slots_b_;
+  Value *bm_, *bn_, *kz_;
   std::vector<Value*> a_base_, a_h0_, a_w0_, a_k_;  // per input slot
   std::vector<Value*> b_offset_, b_k_;              // per filter slot
-  std::vector<llvm::AllocaInst*> pre_a_, pre_b_;
-  std::vector<llvm::AllocaInst*> acc_cells_;
 };
-
-void ConvEmitter::begin_kernel(const std::string& name, std::vector<llvm::Type*> params, int max_threads) {
-  auto* type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-  function_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module_);
-  mark_kernel(*function_, max_threads, 1);
-  for (auto& arg : function_->args())
-    if (arg.getType()->isPointerTy()) arg.addAttr(llvm::Attribute::NoAlias);
-  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", function_));
-}
-
-void ConvEmitter::if_then(Value* cond, const std::function<void()>& then) {
-  auto* then_bb = llvm::BasicBlock::Create(ctx_, "then", function_);
-  auto* done = llvm::BasicBlock::Create(ctx_, "endif", function_);
-  b_.CreateCondBr(cond, then_bb, done);
-  b_.SetInsertPoint(then_bb);
-  then();
-  b_.CreateBr(done);
-  b_.SetInsertPoint(done);
-}
-
-void ConvEmitter::if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise) {
-  auto* then_bb = llvm::BasicBlock::Create(ctx_, "then", function_);
-  auto* else_bb = llvm::BasicBlock::Create(ctx_, "else", function_);
-  auto* done = llvm::BasicBlock::Create(ctx_, "endif", function_);
-  b_.CreateCondBr(cond, then_bb, else_bb);
-  b_.SetInsertPoint(then_bb);
-  then();
-  b_.CreateBr(done);
-  b_.SetInsertPoint(else_bb);
-  otherwise();
-  b_.CreateBr(done);
-  b_.SetInsertPoint(done);
-}
-
-void ConvEmitter::for_loop(Value* count, const std::function<void(Value*)>& body) {
-  auto* counter = local(i32_, "t");
-  b_.CreateStore(c32(0), counter);
-  auto* head = llvm::BasicBlock::Create(ctx_, "loop", function_);
-  auto* body_bb = llvm::BasicBlock::Create(ctx_, "body", function_);
-  auto* done = llvm::BasicBlock::Create(ctx_, "done", function_);
-  b_.CreateBr(head);
-  b_.SetInsertPoint(head);
-  Value* t = b_.CreateLoad(i32_, counter);
-  b_.CreateCondBr(b_.CreateICmpSLT(t, count), body_bb, done);
-  b_.SetInsertPoint(body_bb);
-  body(t);
-  b_.CreateStore(b_.CreateAdd(t, c32(1)), counter);
-  b_.CreateBr(head);
-  b_.SetInsertPoint(done);
-}
-
-// Inline PTX: LLVM would turn a conditional store into a branch around it.
-void ConvEmitter::predicated(const char* op, Value* ptr, Value* value, Value* pred) {
-  llvm::Type* t = value->getType();
-  bool half = t->isHalfTy();
-  const char* constraint = half ? "h" : t->isDoubleTy() ? "d" : "f";
-  const char* suffix = half ? (std::string_view(op) == "st" ? "b16" : "noftz.f16") : t->isDoubleTy() ? "f64" : "f32";
-  const char* instruction = std::string_view(op) == "st" ? "st.global" : "red.global.add";
-  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {i64_, half ? b_.getInt16Ty() : t, i32_}, false);
-  auto* asm_fn = llvm::InlineAsm::get(
-      type,
-      fmt::format("{{ .reg .pred isaac_p; setp.ne.b32 isaac_p, $2, 0; @isaac_p {}.{} [$0], $1; }}", instruction, suffix),
-      fmt::format("l,{},r,~{{memory}}", constraint), true);
-  Value* bits = half ? b_.CreateBitCast(value, b_.getInt16Ty()) : value;
-  b_.CreateCall(asm_fn, {b_.CreatePtrToInt(ptr, i64_), bits, b_.CreateZExt(pred, i32_)});
-}
 
 ConvEmitter::Pixel ConvEmitter::decompose(Value* pixel) {
   Pixel px;
@@ -224,14 +96,6 @@ Value* ConvEmitter::output_pixel_offset(const Pixel& px) {
   const auto& os = v_.output_strides;
   auto term = [&](Value* x, std::int64_t stride) { return b_.CreateMul(b_.CreateZExt(x, i64_), c64(stride)); };
   return b_.CreateAdd(term(px.n, os[0]), b_.CreateAdd(term(px.p, os[2]), term(px.q, os[3])));
-}
-
-std::vector<LoadSlot> ConvEmitter::slots(int contiguous, int other, int along, int vector) const {
-  int across = l_.threads / along;
-  std::vector<LoadSlot> out;
-  for (int o = 0; o < other; o += across)
-    for (int c = 0; c < contiguous; c += along * vector) out.push_back({c, o});
-  return out;
 }
 
 // Loads stage `tile` of this block's reduction range into the prefetch registers. The input goes
@@ -273,96 +137,6 @@ void ConvEmitter::load_tile(Value* tile, bool predicated) {
       b_.CreateStore(value, pre_b_[s]);
     }
   }
-}
-
-void ConvEmitter::store_tile(Value* stage) {
-  auto store = [&](int region_offset, int stage_size, int pitch, bool k_contiguous, const std::vector<LoadSlot>& s,
-                   int along, const std::vector<llvm::AllocaInst*>& pre, int v) {
-    Value* lane = b_.CreateURem(tid_, c32(along));
-    Value* row = b_.CreateUDiv(tid_, c32(along));
-    Value* base = b_.CreateAdd(c32(region_offset), b_.CreateMul(stage, c32(stage_size)));
-    llvm::Type* type = vec(elem_, v);
-    for (size_t i = 0; i < s.size(); ++i) {
-      Value* c = b_.CreateAdd(c32(s[i].c), b_.CreateMul(lane, c32(v)));
-      Value* o = b_.CreateAdd(c32(s[i].o), row);
-      Value* value = b_.CreateLoad(type, pre[i]);
-      if (!k_contiguous) {
-        Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(o, c32(pitch)), c));
-        b_.CreateAlignedStore(value, gep(elem_, smem_, index), llvm::Align(v * l_.elem));
-      } else {
-        for (int e = 0; e < v; ++e) {
-          Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(c, c32(e)), c32(pitch)), o));
-          Value* scalar = v == 1 ? value : b_.CreateExtractElement(value, e);
-          b_.CreateAlignedStore(scalar, gep(elem_, smem_, index), llvm::Align(l_.elem));
-        }
-      }
-    }
-  };
-  store(0, l_.stage_a, l_.pitch_a, in_red_, slots_a_, g_.la, pre_a_, g_.va);
-  store(l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, !f_k_, slots_b_, g_.lb, pre_b_, g_.vb);
-}
-
-void ConvEmitter::compute_stage(Value* stage) {
-  int steps = g_.u / g_.kl;
-  Value* k_first = b_.CreateMul(tk_, c32(steps));
-  Value* a_base = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_a)), b_.CreateMul(k_first, c32(l_.pitch_a))),
-                               b_.CreateMul(tm_, c32(l_.fvm)));
-  Value* b_base = b_.CreateAdd(
-      b_.CreateAdd(c32(l_.stages * l_.stage_a),
-                   b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_b)), b_.CreateMul(k_first, c32(l_.pitch_b)))),
-      b_.CreateMul(tn_, c32(l_.fvn)));
-  auto fragment = [&](Value* base, int k, int pitch, int tile, int thread_tile, int fv) {
-    std::vector<Value*> values;
-    for (int chunk = 0; chunk < thread_tile / fv; ++chunk) {
-      Value* index = b_.CreateAdd(base, c32(k * pitch + chunk * (tile * fv / thread_tile)));
-      Value* x = b_.CreateAlignedLoad(vec(elem_, fv), gep(elem_, smem_, index), llvm::Align(fv * l_.elem));
-      for (int e = 0; e < fv; ++e) values.push_back(fv == 1 ? x : b_.CreateExtractElement(x, e));
-    }
-    return values;
-  };
-  // An empty asm with a memory clobber per group of CS steps keeps LLVM from hoisting a whole
-  // stage of fragments into registers.
-  auto* fence = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), "", "~{memory}", true);
-  for (int step = 0; step < steps; step += g_.ks) {
-    if (step > 0) b_.CreateCall(fence);
-    std::vector<std::vector<Value*>> a(g_.ks), bv(g_.ks);
-    for (int s = 0; s < g_.ks; ++s) {
-      a[s] = fragment(a_base, step + s, l_.pitch_a, g_.ml, g_.ms, l_.fvm);
-      bv[s] = fragment(b_base, step + s, l_.pitch_b, g_.nl, g_.ns, l_.fvn);
-    }
-    for (int s = 0; s < g_.ks; ++s)
-      for (int j = 0; j < g_.ns; ++j)
-        for (int i = 0; i < g_.ms; ++i) {
-          auto* cell = acc_cells_[i * g_.ns + j];
-          Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fma, {acc_},
-                                          {to_scalar(a[s][i]), to_scalar(bv[s][j]), b_.CreateLoad(acc_, cell)});
-          b_.CreateStore(sum, cell);
-        }
-  }
-}
-
-void ConvEmitter::reduce_warp_groups() {
-  if (g_.kl == 1) return;
-  int group = (g_.ml / g_.ms) * (g_.nl / g_.ns);
-  Value* tmn = b_.CreateURem(tid_, c32(group));
-  int cells = static_cast<int>(acc_cells_.size());
-  auto slot = [&](Value* g, int e) {
-    Value* index = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(g, c32(cells)), c32(e)), c32(group)), tmn);
-    return gep(acc_, smem_, index);
-  };
-  barrier();
-  if_then(b_.CreateICmpNE(tk_, c32(0)), [&] {
-    Value* g = b_.CreateSub(tk_, c32(1));
-    for (int e = 0; e < cells; ++e) b_.CreateStore(b_.CreateLoad(acc_, acc_cells_[e]), slot(g, e));
-  });
-  barrier();
-  if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] {
-    for (int g = 0; g < g_.kl - 1; ++g)
-      for (int e = 0; e < cells; ++e) {
-        Value* sum = b_.CreateFAdd(b_.CreateLoad(acc_, acc_cells_[e]), b_.CreateLoad(acc_, slot(c32(g), e)));
-        b_.CreateStore(sum, acc_cells_[e]);
-      }
-  });
 }
 
 void ConvEmitter::epilogue() {
@@ -438,10 +212,7 @@ void ConvEmitter::emit_main() {
   Value* full = b_.CreateUDiv(length, c32(g_.u));
   Value* total = b_.CreateAdd(full, b_.CreateZExt(b_.CreateICmpNE(b_.CreateURem(length, c32(g_.u)), c32(0)), i32_));
 
-  int tm_count = g_.ml / g_.ms, tn_count = g_.nl / g_.ns;
-  tm_ = b_.CreateURem(tid_, c32(tm_count));
-  tn_ = b_.CreateURem(b_.CreateUDiv(tid_, c32(tm_count)), c32(tn_count));
-  tk_ = b_.CreateUDiv(tid_, c32(tm_count * tn_count));
+  thread_coordinates();
 
   // Input slots: the pixel (clamped: rows past the edge re-read the last pixel; their results are
   // never stored), its base offset and (h0, w0).
@@ -488,37 +259,8 @@ void ConvEmitter::emit_main() {
     }
   }
 
-  for (int e = 0; e < g_.ms * g_.ns; ++e) {
-    acc_cells_.push_back(local(acc_, "acc"));
-    b_.CreateStore(zero(acc_), acc_cells_.back());
-  }
-
-  auto load_any = [&](Value* tile) {
-    if_else(b_.CreateICmpSLT(tile, full), [&] { load_tile(tile, false); }, [&] { load_tile(tile, true); });
-  };
-  if (g_.db) {
-    if_then(b_.CreateICmpSGT(total, c32(0)), [&] {
-      load_any(c32(0));
-      store_tile(c32(0));
-      barrier();
-    });
-    for_loop(total, [&](Value* t) {
-      Value* next = b_.CreateAdd(t, c32(1));
-      Value* has_next = b_.CreateICmpSLT(next, total);
-      if_then(has_next, [&] { load_any(next); });
-      compute_stage(b_.CreateAnd(t, c32(1)));
-      store_tile(b_.CreateAnd(next, c32(1)));
-      barrier();
-    });
-  } else {
-    for_loop(total, [&](Value* t) {
-      load_any(t);
-      barrier();
-      store_tile(c32(0));
-      barrier();
-      compute_stage(c32(0));
-    });
-  }
+  allocate_accumulators();
+  main_loop(full, total);
   reduce_warp_groups();
   if (g_.kl > 1) {
     if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] { epilogue(); });

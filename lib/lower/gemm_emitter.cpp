@@ -6,14 +6,12 @@
 // KL groups, each taking U/KL of the stage's K steps, and accumulate MS x NS outer products of
 // fragments read from shared memory. Loads use clamped addresses, so the main loop carries no
 // bounds checks; only the K tail selects zeros, and the edge stores are predicated in inline PTX.
-#include "lower/gemm_layout.hpp"
+#include "lower/kernel_builder.hpp"
 #include "lower/nvptx_backend.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/lower/gemm.hpp>
 
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <fmt/format.h>
@@ -27,34 +25,13 @@ namespace {
 
 using llvm::Value;
 
-// Where a thread's share of an operand tile comes from: one entry per vector load.
-struct LoadSlot {
-  int c = 0, o = 0;  // compile-time part of the contiguous / other tile coordinates
-};
-
-class GemmEmitter {
+class GemmEmitter : public TiledKernelBuilder {
  public:
   GemmEmitter(llvm::Module& module, const ir::Gemm& g, const GemmParams& p, SplitMode mode)
-      : ctx_(module.getContext()), module_(module), b_(ctx_), g_(g), p_(p), l_(g.dtype, g.a_trans, g.b_trans, p),
-        mode_(mode) {
-    i32_ = b_.getInt32Ty();
-    i64_ = b_.getInt64Ty();
-    gptr_ = llvm::PointerType::get(ctx_, 1);
-    switch (g.dtype) {
-      case ir::DType::f16: elem_ = b_.getHalfTy(); break;
-      case ir::DType::f64: elem_ = b_.getDoubleTy(); break;
-      default: elem_ = b_.getFloatTy(); break;
-    }
-    scalar_ = g.dtype == ir::DType::f64 ? b_.getDoubleTy() : b_.getFloatTy();
-    half_acc_ = g.dtype == ir::DType::f16 && !p.acc32;
-    acc_ = half_acc_ ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(elem_, 2)) : scalar_;
-    acc_scalar_ = half_acc_ ? elem_ : scalar_;
-    smem_ = module_.getNamedGlobal("isaac_smem");
-    if (!smem_) smem_ = new llvm::GlobalVariable(module_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
-                                     llvm::GlobalValue::ExternalLinkage, nullptr, "isaac_smem", nullptr,
-                                     llvm::GlobalValue::NotThreadLocal, 3);
-    smem_->setAlignment(llvm::Align(16));
-  }
+      : TiledKernelBuilder(module, g.dtype, p, g.a_trans, g.b_trans, g.dtype == ir::DType::f16 && !p.acc32),
+        g_(g),
+        p_(p),
+        mode_(mode) {}
 
   std::string name() const {
     return fmt::format("isaac_gemm_{}_{}{}", ir::name(g_.dtype), g_.a_trans ? 'T' : 'N', g_.b_trans ? 'T' : 'N');
@@ -65,179 +42,19 @@ class GemmEmitter {
   void emit_reduce();
 
  private:
-  // ---- small builders
-  Value* c32(std::int64_t v) { return b_.getInt32(static_cast<std::uint32_t>(v)); }
-  Value* c64(std::int64_t v) { return b_.getInt64(static_cast<std::uint64_t>(v)); }
-  Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateIntrinsic(id, {}, {}); }
-  Value* min32(Value* a, Value* x) { return b_.CreateSelect(b_.CreateICmpSLT(a, x), a, x); }
-  Value* gep(llvm::Type* t, Value* ptr, Value* index) { return b_.CreateInBoundsGEP(t, ptr, index); }
-  void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
-  llvm::Type* vec(llvm::Type* t, int n) { return n == 1 ? t : llvm::FixedVectorType::get(t, n); }
-  llvm::AllocaInst* local(llvm::Type* t, const char* name) {
-    llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
-    return entry.CreateAlloca(t, nullptr, name);
-  }
-  Value* zero(llvm::Type* t) { return llvm::Constant::getNullValue(t); }
-  llvm::Function* begin_kernel(const std::string& name, std::vector<llvm::Type*> params, int max_threads);
-  void if_then(Value* cond, const std::function<void()>& then);
-  void if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise);
-  void for_loop(Value* count, const std::function<void(Value*)>& body);
-
-  // Stores (op "st") or atomically adds (op "red") `value` to global `ptr` where `pred` holds.
-  void predicated(const char* op, Value* ptr, Value* value, Value* pred);
-  // Stores `values` (consecutive elements, aligned to their total size) where `pred` holds.
-  void predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred);
-
-  // ---- the main kernel's pieces
-  std::vector<LoadSlot> slots(int contiguous, int other, int along, int vector) const;
-  void load_tile(Value* tile, bool predicated);
-  void store_tile(Value* stage);
-  void compute_stage(Value* stage);
-  void reduce_warp_groups();
+  void load_tile(Value* tile, bool predicated) override;
   void epilogue();
-  Value* to_scalar(Value* v) { return v->getType() == scalar_ ? v : b_.CreateFPExt(v, scalar_); }
-  Value* to_elem(Value* v) { return v->getType() == elem_ ? v : b_.CreateFPTrunc(v, elem_); }
 
-  llvm::LLVMContext& ctx_;
-  llvm::Module& module_;
-  llvm::IRBuilder<> b_;
   const ir::Gemm& g_;
   GemmParams p_;
-  GemmLayout l_;
   SplitMode mode_;
-  llvm::Type *i32_, *i64_, *elem_, *scalar_, *acc_, *acc_scalar_;
-  llvm::PointerType* gptr_;
-  llvm::GlobalVariable* smem_;
-  bool half_acc_ = false;
-  llvm::Function* function_ = nullptr;
 
   // State of the main kernel while it is emitted.
   Value *A_, *B_, *C_, *W_, *alpha_, *beta_, *M_, *N_, *K_, *lda_, *ldb_, *ldc_;
-  Value *tid_, *tm_, *tn_, *tk_, *bm_, *bn_, *kz_, *bz_, *k_begin_, *k_end_;
-  std::vector<LoadSlot> slots_a_, slots_b_;
+  Value *bm_, *bn_, *kz_, *bz_;
   std::vector<Value*> a_offset_, b_offset_;          // per slot: M or N part of the global offset
   std::vector<Value*> a_k_, b_k_;                    // per slot: K coordinate within a tile
-  std::vector<llvm::AllocaInst*> pre_a_, pre_b_;     // per slot: the prefetched vector
-  std::vector<llvm::AllocaInst*> acc_cells_;         // MS*NS (or MS*NS/2 f16x2) accumulators
 };
-
-llvm::Function* GemmEmitter::begin_kernel(const std::string& name, std::vector<llvm::Type*> params, int max_threads) {
-  auto* type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-  function_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module_);
-  // With .maxntid alone ptxas trades registers for occupancy (32 registers at 512 threads, and
-  // spills); one block per SM is all the template asks for, so it may use 64K / threads registers.
-  mark_kernel(*function_, max_threads, 1);
-  for (auto& arg : function_->args())
-    if (arg.getType()->isPointerTy()) arg.addAttr(llvm::Attribute::NoAlias);
-  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", function_));
-  return function_;
-}
-
-void GemmEmitter::if_then(Value* cond, const std::function<void()>& then) {
-  auto* then_bb = llvm::BasicBlock::Create(ctx_, "then", function_);
-  auto* done = llvm::BasicBlock::Create(ctx_, "endif", function_);
-  b_.CreateCondBr(cond, then_bb, done);
-  b_.SetInsertPoint(then_bb);
-  then();
-  b_.CreateBr(done);
-  b_.SetInsertPoint(done);
-}
-
-void GemmEmitter::if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise) {
-  auto* then_bb = llvm::BasicBlock::Create(ctx_, "then", function_);
-  auto* else_bb = llvm::BasicBlock::Create(ctx_, "else", function_);
-  auto* done = llvm::BasicBlock::Create(ctx_, "endif", function_);
-  b_.CreateCondBr(cond, then_bb, else_bb);
-  b_.SetInsertPoint(then_bb);
-  then();
-  b_.CreateBr(done);
-  b_.SetInsertPoint(else_bb);
-  otherwise();
-  b_.CreateBr(done);
-  b_.SetInsertPoint(done);
-}
-
-void GemmEmitter::for_loop(Value* count, const std::function<void(Value*)>& body) {
-  auto* counter = local(i32_, "t");
-  b_.CreateStore(c32(0), counter);
-  auto* head = llvm::BasicBlock::Create(ctx_, "loop", function_);
-  auto* body_bb = llvm::BasicBlock::Create(ctx_, "body", function_);
-  auto* done = llvm::BasicBlock::Create(ctx_, "done", function_);
-  b_.CreateBr(head);
-  b_.SetInsertPoint(head);
-  Value* t = b_.CreateLoad(i32_, counter);
-  b_.CreateCondBr(b_.CreateICmpSLT(t, count), body_bb, done);
-  b_.SetInsertPoint(body_bb);
-  body(t);
-  b_.CreateStore(b_.CreateAdd(t, c32(1)), counter);
-  b_.CreateBr(head);
-  b_.SetInsertPoint(done);
-}
-
-// Inline PTX: LLVM would turn a conditional store into a branch around it.
-void GemmEmitter::predicated(const char* op, Value* ptr, Value* value, Value* pred) {
-  llvm::Type* t = value->getType();
-  bool half = t->isHalfTy();
-  const char* constraint = half ? "h" : t->isDoubleTy() ? "d" : "f";
-  const char* suffix = half ? (std::string_view(op) == "st" ? "b16" : "noftz.f16") : t->isDoubleTy() ? "f64" : "f32";
-  const char* instruction = std::string_view(op) == "st" ? "st.global" : "red.global.add";
-  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {i64_, half ? b_.getInt16Ty() : t, i32_}, false);
-  auto* asm_fn = llvm::InlineAsm::get(
-      type,
-      fmt::format("{{ .reg .pred isaac_p; setp.ne.b32 isaac_p, $2, 0; @isaac_p {}.{} [$0], $1; }}", instruction, suffix),
-      fmt::format("l,{},r,~{{memory}}", constraint), true);
-  Value* bits = half ? b_.CreateBitCast(value, b_.getInt16Ty()) : value;
-  b_.CreateCall(asm_fn, {b_.CreatePtrToInt(ptr, i64_), bits, b_.CreateZExt(pred, i32_)});
-}
-
-void GemmEmitter::predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred) {
-  if (values.size() == 1) return predicated("st", ptr, values[0], pred);
-  llvm::Type* t = values[0]->getType();
-  if (t->isHalfTy()) {  // PTX vectors hold at most 4 elements: store f16 pairs as 32-bit words
-    std::vector<Value*> words;
-    for (size_t i = 0; i < values.size(); i += 2) {
-      Value* pair = b_.CreateInsertElement(
-          b_.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(t, 2)), values[i], c32(0)),
-          values[i + 1], c32(1));
-      words.push_back(b_.CreateBitCast(pair, i32_));
-    }
-    values = words;
-    t = i32_;
-  }
-  if (values.size() == 1) {  // an f16 pair: one 32-bit word
-    auto* asm_fn = llvm::InlineAsm::get(
-        llvm::FunctionType::get(b_.getVoidTy(), {i64_, i32_, i32_}, false),
-        "{ .reg .pred isaac_p; setp.ne.b32 isaac_p, $2, 0; @isaac_p st.global.b32 [$0], $1; }", "l,r,r,~{memory}", true);
-    b_.CreateCall(asm_fn, {b_.CreatePtrToInt(ptr, i64_), values[0], b_.CreateZExt(pred, i32_)});
-    return;
-  }
-  const char* constraint = t->isIntegerTy() ? "r" : t->isDoubleTy() ? "d" : "f";
-  const char* suffix = t->isIntegerTy() ? "b32" : t->isDoubleTy() ? "f64" : "f32";
-  std::string operands, constraints = "l";
-  for (size_t i = 0; i < values.size(); ++i) {
-    operands += fmt::format("{}${}", i ? ", " : "", i + 1);
-    constraints += fmt::format(",{}", constraint);
-  }
-  std::string asm_text = fmt::format(
-      "{{ .reg .pred isaac_p; setp.ne.b32 isaac_p, ${}, 0; @isaac_p st.global.v{}.{} [$0], {{{}}}; }}",
-      values.size() + 1, values.size(), suffix, operands);
-  std::vector<llvm::Type*> types{i64_};
-  std::vector<Value*> args{b_.CreatePtrToInt(ptr, i64_)};
-  for (Value* v : values) types.push_back(t), args.push_back(v);
-  types.push_back(i32_);
-  args.push_back(b_.CreateZExt(pred, i32_));
-  auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), types, false), asm_text,
-                                      constraints + ",r,~{memory}", true);
-  b_.CreateCall(asm_fn, args);
-}
-
-std::vector<LoadSlot> GemmEmitter::slots(int contiguous, int other, int along, int vector) const {
-  int across = l_.threads / along;
-  std::vector<LoadSlot> out;
-  for (int o = 0; o < other; o += across)
-    for (int c = 0; c < contiguous; c += along * vector) out.push_back({c, o});
-  return out;
-}
 
 // Loads stage `tile` of this block's K range into the prefetch registers. The M/N coordinates were
 // clamped once; `predicated` also clamps K and replaces what lies past k_end by zeros.
@@ -263,116 +80,6 @@ void GemmEmitter::load_tile(Value* tile, bool predicated) {
   };
   load(A_, lda_, g_.a_trans, a_offset_, a_k_, pre_a_, p_.va);
   load(B_, ldb_, !g_.b_trans, b_offset_, b_k_, pre_b_, p_.vb);
-}
-
-// Writes the prefetch registers into shared-memory stage `stage`, transposing where the global
-// contiguous axis is K (A transposed, B not transposed).
-void GemmEmitter::store_tile(Value* stage) {
-  auto store = [&](int region_offset, int stage_size, int pitch, bool k_contiguous, const std::vector<LoadSlot>& s,
-                   int along, const std::vector<llvm::AllocaInst*>& pre, int v) {
-    Value* lane = b_.CreateURem(tid_, c32(along));
-    Value* row = b_.CreateUDiv(tid_, c32(along));
-    Value* base = b_.CreateAdd(c32(region_offset), b_.CreateMul(stage, c32(stage_size)));
-    llvm::Type* type = vec(elem_, v);
-    for (size_t i = 0; i < s.size(); ++i) {
-      Value* c = b_.CreateAdd(c32(s[i].c), b_.CreateMul(lane, c32(v)));
-      Value* o = b_.CreateAdd(c32(s[i].o), row);
-      Value* value = b_.CreateLoad(type, pre[i]);
-      if (!k_contiguous) {  // rows are K: the vector lies along the row
-        Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(o, c32(pitch)), c));
-        b_.CreateAlignedStore(value, gep(elem_, smem_, index), llvm::Align(v * l_.elem));
-      } else {
-        for (int e = 0; e < v; ++e) {
-          Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(c, c32(e)), c32(pitch)), o));
-          Value* scalar = v == 1 ? value : b_.CreateExtractElement(value, e);
-          b_.CreateAlignedStore(scalar, gep(elem_, smem_, index), llvm::Align(l_.elem));
-        }
-      }
-    }
-  };
-  store(0, l_.stage_a, l_.pitch_a, g_.a_trans, slots_a_, p_.la, pre_a_, p_.va);
-  store(l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, !g_.b_trans, slots_b_, p_.lb, pre_b_, p_.vb);
-}
-
-// Fragment element i of a thread's MS (or NS) lies at chunk i / fv, lane i % fv: chunks are spread
-// over the tile so that a warp's vector reads of shared memory fall in distinct banks.
-static int fragment_offset(int i, int fv, int tile, int thread_tile) { return (i / fv) * (tile * fv / thread_tile) + i % fv; }
-
-void GemmEmitter::compute_stage(Value* stage) {
-  int steps = p_.u / p_.kl;
-  Value* k_first = b_.CreateMul(tk_, c32(steps));
-  Value* a_base = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_a)), b_.CreateMul(k_first, c32(l_.pitch_a))),
-                               b_.CreateMul(tm_, c32(l_.fvm)));
-  Value* b_base = b_.CreateAdd(
-      b_.CreateAdd(c32(l_.stages * l_.stage_a),
-                   b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_b)), b_.CreateMul(k_first, c32(l_.pitch_b)))),
-      b_.CreateMul(tn_, c32(l_.fvn)));
-  auto fragment = [&](Value* base, int k, int pitch, int tile, int thread_tile, int fv) {
-    std::vector<Value*> values;
-    for (int chunk = 0; chunk < thread_tile / fv; ++chunk) {
-      Value* index = b_.CreateAdd(base, c32(k * pitch + chunk * (tile * fv / thread_tile)));
-      Value* v = b_.CreateAlignedLoad(vec(elem_, fv), gep(elem_, smem_, index), llvm::Align(fv * l_.elem));
-      for (int e = 0; e < fv; ++e) values.push_back(fv == 1 ? v : b_.CreateExtractElement(v, e));
-    }
-    return values;
-  };
-  // An empty asm with a memory clobber keeps each group's shared-memory loads after the previous
-  // group's arithmetic, so that LLVM does not hoist a whole stage of fragments into registers.
-  auto* fence = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), "", "~{memory}", true);
-  for (int step = 0; step < steps; step += p_.ks) {
-    if (step > 0) b_.CreateCall(fence);
-    std::vector<std::vector<Value*>> a(p_.ks), bv(p_.ks);
-    for (int s = 0; s < p_.ks; ++s) {
-      a[s] = fragment(a_base, step + s, l_.pitch_a, p_.ml, p_.ms, l_.fvm);
-      bv[s] = fragment(b_base, step + s, l_.pitch_b, p_.nl, p_.ns, l_.fvn);
-    }
-    for (int s = 0; s < p_.ks; ++s) {
-      for (int j = 0; j < p_.ns; ++j) {
-        if (half_acc_) {
-          Value* b_pair = b_.CreateVectorSplat(2, bv[s][j]);
-          for (int i = 0; i < p_.ms; i += 2) {
-            Value* a_pair = b_.CreateInsertElement(b_.CreateInsertElement(llvm::PoisonValue::get(acc_), a[s][i], c32(0)),
-                                                   a[s][i + 1], c32(1));
-            auto* cell = acc_cells_[(i / 2) * p_.ns + j];
-            Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fma, {acc_}, {a_pair, b_pair, b_.CreateLoad(acc_, cell)});
-            b_.CreateStore(sum, cell);
-          }
-        } else {
-          for (int i = 0; i < p_.ms; ++i) {
-            auto* cell = acc_cells_[i * p_.ns + j];
-            Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fma, {acc_},
-                                            {to_scalar(a[s][i]), to_scalar(bv[s][j]), b_.CreateLoad(acc_, cell)});
-            b_.CreateStore(sum, cell);
-          }
-        }
-      }
-    }
-  }
-}
-
-// Warp groups 1..KL-1 hand their partial sums to group 0 through shared memory.
-void GemmEmitter::reduce_warp_groups() {
-  if (p_.kl == 1) return;
-  int group = (p_.ml / p_.ms) * (p_.nl / p_.ns);
-  Value* tmn = b_.CreateURem(tid_, c32(group));
-  int cells = static_cast<int>(acc_cells_.size());
-  auto slot = [&](Value* g, int e) {  // consecutive threads write consecutive words
-    Value* index = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(g, c32(cells)), c32(e)), c32(group)), tmn);
-    return gep(acc_, smem_, index);
-  };
-  barrier();
-  if_then(b_.CreateICmpNE(tk_, c32(0)), [&] {
-    Value* g = b_.CreateSub(tk_, c32(1));
-    for (int e = 0; e < cells; ++e) b_.CreateStore(b_.CreateLoad(acc_, acc_cells_[e]), slot(g, e));
-  });
-  barrier();
-  if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] {
-    for (int g = 0; g < p_.kl - 1; ++g)
-      for (int e = 0; e < cells; ++e) {
-        Value* sum = b_.CreateFAdd(b_.CreateLoad(acc_, acc_cells_[e]), b_.CreateLoad(acc_, slot(c32(g), e)));
-        b_.CreateStore(sum, acc_cells_[e]);
-      }
-  });
 }
 
 void GemmEmitter::epilogue() {
@@ -504,10 +211,7 @@ void GemmEmitter::emit_main() {
   Value* full = b_.CreateUDiv(length, c32(p_.u));
   Value* total = b_.CreateAdd(full, b_.CreateZExt(b_.CreateICmpNE(b_.CreateURem(length, c32(p_.u)), c32(0)), i32_));
 
-  int tm_count = p_.ml / p_.ms, tn_count = p_.nl / p_.ns;
-  tm_ = b_.CreateURem(tid_, c32(tm_count));
-  tn_ = b_.CreateURem(b_.CreateUDiv(tid_, c32(tm_count)), c32(tn_count));
-  tk_ = b_.CreateUDiv(tid_, c32(tm_count * tn_count));
+  thread_coordinates();
 
   // Per load slot: the clamped M (or N) part of the address, and the K coordinate within the tile.
   auto prepare = [&](bool k_contiguous, Value* ld, Value* extent, int tile, Value* block, int along, int v,
@@ -535,41 +239,8 @@ void GemmEmitter::emit_main() {
   prepare(g_.a_trans, lda_, M_, p_.ml, bm_, p_.la, p_.va, slots_a_, a_offset_, a_k_, pre_a_);
   prepare(!g_.b_trans, ldb_, N_, p_.nl, bn_, p_.lb, p_.vb, slots_b_, b_offset_, b_k_, pre_b_);
 
-  int cells = half_acc_ ? p_.ms * p_.ns / 2 : p_.ms * p_.ns;
-  for (int e = 0; e < cells; ++e) {
-    acc_cells_.push_back(local(acc_, "acc"));
-    b_.CreateStore(zero(acc_), acc_cells_.back());
-  }
-
-  auto load_any = [&](Value* tile) {
-    if_else(b_.CreateICmpSLT(tile, full), [&] { load_tile(tile, false); }, [&] { load_tile(tile, true); });
-  };
-  if (p_.db) {
-    if_then(b_.CreateICmpSGT(total, c32(0)), [&] {
-      load_any(c32(0));
-      store_tile(c32(0));
-      barrier();
-    });
-    for_loop(total, [&](Value* t) {
-      Value* next = b_.CreateAdd(t, c32(1));
-      Value* has_next = b_.CreateICmpSLT(next, total);
-      if_then(has_next, [&] { load_any(next); });
-      compute_stage(b_.CreateAnd(t, c32(1)));
-      // Unconditional, so that the arithmetic above stays in this block (LLVM sinks it past a
-      // branch, and a whole stage of fragments then lives in registers); after the last stage the
-      // store only writes the idle buffer.
-      store_tile(b_.CreateAnd(next, c32(1)));
-      barrier();
-    });
-  } else {
-    for_loop(total, [&](Value* t) {
-      load_any(t);
-      barrier();
-      store_tile(c32(0));
-      barrier();
-      compute_stage(c32(0));
-    });
-  }
+  allocate_accumulators();
+  main_loop(full, total);
   reduce_warp_groups();
   if (p_.kl > 1) {
     if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] { epilogue(); });

@@ -8,15 +8,16 @@
 #include <isaac/lower/ptxas.hpp>
 #include <isaac/lower/target.hpp>
 
+#include "support/legality_checks.hpp"
+#include "support/parallel_compile.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <map>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 using namespace isaac;
@@ -27,15 +28,6 @@ using ir::FilterLayout;
 using ir::ImageLayout;
 
 namespace {
-
-#define CHECK_REJECTED(legality, expected)                                                             \
-  do {                                                                                                 \
-    const Legality r_ = (legality);                                                                    \
-    const std::string e_ = (expected);                                                                 \
-    INFO("reason: ", r_.reason);                                                                       \
-    CHECK_FALSE(r_.legal);                                                                             \
-    CHECK_MESSAGE(r_.reason.find(e_) != std::string::npos, "expected the reason to contain: ", e_);    \
-  } while (0)
 
 // 256 threads; NCHW: input tile 64 pixels (contiguous) x 8; KCRS: filter tile 8 (contiguous) x 64.
 ConvParams base() { return lower::parse_conv_params("PL=64,KL=64,PS=4,KS=4,U=8,LI=64,LF=8"); }
@@ -227,31 +219,25 @@ TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dty
     double emit_ms = 0;
   };
   std::vector<Result> results(jobs.size());
-  std::atomic<size_t> next{0};
   auto start = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (int w = 0; w < 2; ++w)
-    pool.emplace_back([&] {
-      for (size_t i; (i = next++) < jobs.size();) {
-        const Job& j = jobs[i];
-        try {
-          auto k = lower::emit_conv(j.problem, j.params, j.target, j.epilogue);
-          results[i].emit_ms = k.emit_ms;
-          results[i].est = lower::estimate_conv_registers(j.problem.dtype, lower::conv_input_reduction_contiguous(j.problem),
-                                                          lower::conv_filter_k_contiguous(j.problem), j.params);
-          auto rep = lower::run_ptxas(k.ptx, j.target, k.main_name);
-          if (!rep.ok) results[i].error = "ptxas failed: " + rep.log.substr(0, 400);
-          results[i].regs = rep.registers;
-          results[i].spills = rep.spill_stores + rep.spill_loads;
-          if (k.ptx.find(".entry " + k.main_name + "(") == std::string::npos) results[i].error = "no main entry";
-          if (j.params.cg > 1 && k.ptx.find(".entry " + k.prepare_name + "(") == std::string::npos)
-            results[i].error = "no prepare entry";
-        } catch (const std::exception& e) {
-          results[i].error = e.what();
-        }
-      }
-    });
-  for (auto& t : pool) t.join();
+  test::parallel_for(jobs.size(), 2, [&](size_t i) {
+    const Job& j = jobs[i];
+    try {
+      auto k = lower::emit_conv(j.problem, j.params, j.target, j.epilogue);
+      results[i].emit_ms = k.emit_ms;
+      results[i].est = lower::estimate_conv_registers(j.problem.dtype, lower::conv_input_reduction_contiguous(j.problem),
+                                                      lower::conv_filter_k_contiguous(j.problem), j.params);
+      auto rep = lower::run_ptxas(k.ptx, j.target, k.main_name);
+      if (!rep.ok) results[i].error = "ptxas failed: " + rep.log.substr(0, 400);
+      results[i].regs = rep.registers;
+      results[i].spills = rep.spill_stores + rep.spill_loads;
+      if (k.ptx.find(".entry " + k.main_name + "(") == std::string::npos) results[i].error = "no main entry";
+      if (j.params.cg > 1 && k.ptx.find(".entry " + k.prepare_name + "(") == std::string::npos)
+        results[i].error = "no prepare entry";
+    } catch (const std::exception& e) {
+      results[i].error = e.what();
+    }
+  });
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int failed = 0, spilled = 0;
   double emit_total = 0, est_error = 0, est_bias = 0;

@@ -9,6 +9,9 @@
 #include <isaac/lower/ptxas.hpp>
 #include <isaac/lower/target.hpp>
 
+#include "support/legality_checks.hpp"
+#include "support/parallel_compile.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -73,25 +76,6 @@ GemmParams with(GemmParams p, const char* text) {
   }
   return p;
 }
-
-// A rejection whose reason contains `expected` (macros, so that failures name the caller's line).
-#define CHECK_REJECTED(legality, expected)                                                   \
-  do {                                                                                       \
-    const Legality r_ = (legality);                                                          \
-    const std::string e_ = (expected);                                                       \
-    INFO("reason: ", r_.reason);                                                             \
-    CHECK_FALSE(r_.legal);                                                                   \
-    CHECK_FALSE(static_cast<bool>(r_));                                                      \
-    CHECK_MESSAGE(r_.reason.find(e_) != std::string::npos, "expected the reason to contain: ", e_); \
-  } while (0)
-
-#define CHECK_LEGAL(legality)          \
-  do {                                 \
-    const Legality r_ = (legality);    \
-    INFO("reason: ", r_.reason);       \
-    CHECK(r_.legal);                   \
-    CHECK(r_.reason.empty());          \
-  } while (0)
 
 Legality params_f32(const GemmParams& p, const lower::DeviceLimits& d = {}) {
   return lower::check_gemm_params(DType::f32, false, false, p, d);
@@ -669,17 +653,11 @@ TEST_CASE("ptxas sweep: 500+ legal parameter sets over every dtype and layout as
 
   // Emission and ptxas on two threads (one LLVMContext per emit_gemm call).
   std::vector<SweepResult> results(jobs.size());
-  std::atomic<std::size_t> next{0};
   auto compile_start = std::chrono::steady_clock::now();
   double ptxas_cpu0 = children_cpu_s();
-  auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) results[i] = run_job(jobs[i]);
-  };
   unsigned n_threads = 2;
   if (const char* env = std::getenv("ISAAC_SWEEP_THREADS"); env && *env) n_threads = std::max(1, std::atoi(env));
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < n_threads; ++t) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
+  test::parallel_for(jobs.size(), n_threads, [&](std::size_t i) { results[i] = run_job(jobs[i]); });
   double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
   double ptxas_cpu_s = children_cpu_s() - ptxas_cpu0;
 

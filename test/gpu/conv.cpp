@@ -9,15 +9,14 @@
 #include <isaac/runtime/runtime.hpp>
 
 #include "support/host_data.hpp"
+#include "support/parallel_compile.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <optional>
 #include <random>
-#include <thread>
 
 using namespace isaac;
 using test::HostArray;
@@ -153,23 +152,14 @@ void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng) {
 void compile_and_check(const std::vector<Case>& cases) {
   MESSAGE(cases.size() << " CONV cases");
   auto start = std::chrono::steady_clock::now();
-  unsigned workers = std::max(2u, std::thread::hardware_concurrency());
   auto target = lower::target_for_compute_capability(runtime::device_info(0).compute_capability());
-  std::vector<std::optional<lower::ConvKernel>> ptx(cases.size());
-  std::vector<std::string> errors(cases.size());
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w)
-    pool.emplace_back([&] {
-      for (size_t i; (i = next++) < cases.size();) try {
-          ptx[i] = lower::emit_conv(cases[i].problem, cases[i].params, target, cases[i].epilogue);
-        } catch (const std::exception& e) {
-          errors[i] = e.what();
-        }
-    });
-  for (auto& t : pool) t.join();
-  MESSAGE("emitted " << cases.size() << " CONV kernels on " << workers << " threads in "
-                     << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
+  auto compiled = test::compile_all<lower::ConvKernel>(cases.size(), [&](size_t i, std::optional<lower::ConvKernel>& kernel) {
+    kernel = lower::emit_conv(cases[i].problem, cases[i].params, target, cases[i].epilogue);
+  });
+  MESSAGE("emitted " << cases.size() << " CONV kernels on " << compiled.workers << " threads in " << compiled.seconds
+                     << " s");
+  auto& ptx = compiled.results;
+  auto& errors = compiled.errors;
   std::mt19937_64 rng(7);
   int failed_cases = 0;
   for (size_t i = 0; i < cases.size(); ++i) {

@@ -6,15 +6,14 @@
 #include <isaac/runtime/runtime.hpp>
 
 #include "support/host_data.hpp"
+#include "support/parallel_compile.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <optional>
 #include <random>
-#include <thread>
 
 using namespace isaac;
 using test::HostArray;
@@ -154,23 +153,13 @@ void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
 // Compiles every case (LLVM, then the driver's JIT) on all cores, then checks them one at a time.
 void compile_and_check(const std::vector<Case>& cases) {
   MESSAGE(cases.size() << " cases");
-  auto start = std::chrono::steady_clock::now();
-  unsigned workers = std::max(2u, std::thread::hardware_concurrency());
-  std::vector<std::optional<CompiledGemm>> kernels(cases.size());
-  std::vector<std::string> errors(cases.size());
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w)
-    pool.emplace_back([&] {
-      for (size_t i; (i = next++) < cases.size();) try {
-          kernels[i].emplace(cases[i].problem, cases[i].params, cases[i].mode);
-        } catch (const std::exception& e) {
-          errors[i] = e.what();
-        }
-    });
-  for (auto& t : pool) t.join();
-  MESSAGE("compiled " << cases.size() << " kernels on " << workers << " threads in "
-                      << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
+  auto compiled = test::compile_all<CompiledGemm>(cases.size(), [&](size_t i, std::optional<CompiledGemm>& kernel) {
+    kernel.emplace(cases[i].problem, cases[i].params, cases[i].mode);
+  });
+  MESSAGE("compiled " << cases.size() << " kernels on " << compiled.workers << " threads in " << compiled.seconds
+                      << " s");
+  auto& kernels = compiled.results;
+  auto& errors = compiled.errors;
   std::mt19937_64 rng(7);
   for (size_t i = 0; i < cases.size(); ++i) {
     INFO(describe(cases[i]));

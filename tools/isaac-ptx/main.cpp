@@ -14,9 +14,36 @@
 #include <functional>
 #include <memory>
 #include <tuple>
+#include <utility>
 #include <iostream>
 
 using namespace isaac;
+
+// The report both subcommands print to stderr around the PTX: the legality verdict first, then
+// (when legal) the kernel's shape with `details`, ptxas's counts with --ptxas, and the PTX unless
+// --quiet. `emit` returns the kernel and the lines that describe it. Returns the exit status.
+template <class Problem, class Params, class Emit>
+int report(const Problem& problem, const Params& params, const lower::Legality& legal, const lower::Target& target,
+           bool check_only, bool ptxas, bool quiet, Emit emit) {
+  std::cerr << fmt::format("problem: {}\nparams:  {}\nlegal:   {}\n", ir::to_string(problem), params.str(),
+                           legal ? "yes" : "no: " + legal.reason);
+  if (check_only) return legal ? 0 : 1;
+  if (!legal) return 1;
+  auto [kernel, details] = emit();
+  std::cerr << details;
+  if (ptxas) {
+    auto report = lower::run_ptxas(kernel.ptx, target, kernel.main_name);
+    if (!report.ok) {
+      std::cerr << "ptxas failed:\n" << report.log;
+      return 2;
+    }
+    std::cerr << fmt::format("ptxas {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes stack\n",
+                             target.name(), report.registers, report.spill_stores, report.spill_loads,
+                             report.stack_bytes);
+  }
+  if (!quiet) std::cout << kernel.ptx;
+  return 0;
+}
 
 // ---- isaac-ptx conv: the CONV template (issue 5) ---------------------------------------------
 //   isaac-ptx conv --n 16 --c 32 --h 42 --w 175 --k 32 --r 5 --s 10 --layout NCHW/KCRS --dtype f32
@@ -58,34 +85,20 @@ static std::function<int()> add_conv_command(CLI::App& app) {
                                    o->bias_relu.find("relu") != std::string::npos};
       lower::Target target = lower::parse_target(o->target);
       auto legal = lower::check_conv(problem, params, epilogue, lower::DeviceLimits{.sm = target.sm});
-      std::cerr << fmt::format("problem: {}\nparams:  {}\nlegal:   {}\n", ir::to_string(problem), params.str(),
-                               legal ? "yes" : "no: " + legal.reason);
-      if (o->check) return legal ? 0 : 1;
-      if (!legal) return 1;
-      auto kernel = lower::emit_conv(problem, params, target, epilogue);
-      auto grid = lower::conv_grid(problem, params);
-      bool in_red = lower::conv_input_reduction_contiguous(problem), f_k = lower::conv_filter_k_contiguous(problem);
-      std::cerr << fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, grid {}x{}, LLVM {:.1f} ms, "
-                               "LUT {} entries\nestimated registers: {}\n",
-                               kernel.threads, kernel.shared_bytes, grid.main[0], grid.main[1], kernel.emit_ms,
-                               lower::conv_lookup_table(problem, params).size(),
-                               lower::estimate_conv_registers(problem.dtype, in_red, f_k, params));
-      if (o->ptxas) {
-        auto report = lower::run_ptxas(kernel.ptx, target, kernel.main_name);
-        if (!report.ok) {
-          std::cerr << "ptxas failed:\n" << report.log;
-          return 2;
-        }
-        std::cerr << fmt::format("ptxas {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes stack\n",
-                                 target.name(), report.registers, report.spill_stores, report.spill_loads,
-                                 report.stack_bytes);
-      }
-      if (!o->quiet) std::cout << kernel.ptx;
+      return report(problem, params, legal, target, o->check, o->ptxas, o->quiet, [&] {
+        auto kernel = lower::emit_conv(problem, params, target, epilogue);
+        auto grid = lower::conv_grid(problem, params);
+        bool in_red = lower::conv_input_reduction_contiguous(problem), f_k = lower::conv_filter_k_contiguous(problem);
+        return std::pair{kernel, fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, grid {}x{}, LLVM "
+                                             "{:.1f} ms, LUT {} entries\nestimated registers: {}\n",
+                                             kernel.threads, kernel.shared_bytes, grid.main[0], grid.main[1],
+                                             kernel.emit_ms, lower::conv_lookup_table(problem, params).size(),
+                                             lower::estimate_conv_registers(problem.dtype, in_red, f_k, params))};
+      });
     } catch (const isaac::Error& e) {
       std::cerr << "error: " << e.what() << "\n";
       return 1;
     }
-    return 0;
   };
 }
 
@@ -119,32 +132,19 @@ int main(int argc, char** argv) {
     lower::GemmParams params = lower::parse_gemm_params(params_text);
     lower::Target target = lower::parse_target(target_text);
     auto legal = lower::check_gemm(problem, params, lower::DeviceLimits{.sm = target.sm});
-    std::cerr << fmt::format("problem: {}\nparams:  {}\nlegal:   {}\n", ir::to_string(problem), params.str(),
-                             legal ? "yes" : "no: " + legal.reason);
-    if (check_only) return legal ? 0 : 1;
-    if (!legal) return 1;
-    auto kernel = lower::emit_gemm(problem, params, target,
-                                   mode == "atomic" ? lower::SplitMode::atomic : lower::SplitMode::deterministic);
-    auto grid = lower::gemm_grid(problem, params,
-                                 mode == "atomic" ? lower::SplitMode::atomic : lower::SplitMode::deterministic);
-    std::cerr << fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, grid {}x{}x{}, LLVM {:.1f} ms\n",
-                             kernel.threads, kernel.shared_bytes, grid.main[0], grid.main[1], grid.main[2], kernel.emit_ms);
-    std::cerr << fmt::format("estimated registers: {}\n",
-                             lower::estimate_gemm_registers(problem.dtype, problem.a_trans, problem.b_trans, params));
-    if (ptxas) {
-      auto report = lower::run_ptxas(kernel.ptx, target, kernel.main_name);
-      if (!report.ok) {
-        std::cerr << "ptxas failed:\n" << report.log;
-        return 2;
-      }
-      std::cerr << fmt::format("ptxas {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes stack\n",
-                               target.name(), report.registers, report.spill_stores, report.spill_loads,
-                               report.stack_bytes);
-    }
-    if (!quiet) std::cout << kernel.ptx;
+    auto split = mode == "atomic" ? lower::SplitMode::atomic : lower::SplitMode::deterministic;
+    return report(problem, params, legal, target, check_only, ptxas, quiet, [&] {
+      auto kernel = lower::emit_gemm(problem, params, target, split);
+      auto grid = lower::gemm_grid(problem, params, split);
+      return std::pair{
+          kernel,
+          fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, grid {}x{}x{}, LLVM {:.1f} ms\n"
+                      "estimated registers: {}\n",
+                      kernel.threads, kernel.shared_bytes, grid.main[0], grid.main[1], grid.main[2], kernel.emit_ms,
+                      lower::estimate_gemm_registers(problem.dtype, problem.a_trans, problem.b_trans, params))};
+    });
   } catch (const isaac::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   }
-  return 0;
 }

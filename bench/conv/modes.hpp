@@ -1,0 +1,19 @@
+#pragma once
+// The two modes of isaac-bench-conv (main.cpp has their command lines).
+#include "problems.hpp"
+
+#include <string>
+#include <vector>
+
+namespace isaac::bench {
+
+// Brute force: per problem and dtype, legal parameter sets sampled over the three layouts, compiled
+// on all cores, timed on the GPU; the fastest per problem and dtype go to `out_path`.
+int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& dtypes, int candidates, double budget_s,
+          const std::string& out_path);
+
+// The winners against cuDNN under Google Benchmark (argc/argv: its flags); rows go to `csv_path`.
+int run(const std::vector<Problem>& problems, const std::string& winners_path, const std::string& csv_path,
+        double budget_s, int argc, char** argv);
+
+}  // namespace isaac::bench

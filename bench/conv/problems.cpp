@@ -1,0 +1,67 @@
+#include "problems.hpp"
+
+#include <isaac/error.hpp>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace isaac::bench {
+
+std::vector<Problem> read_problems(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgument("cannot read the problem list " + path + " (use --problems)");
+  std::vector<Problem> out;
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {
+      header = false;
+      continue;
+    }
+    std::stringstream ss(line);
+    std::string f;
+    std::vector<std::string> v;
+    while (std::getline(ss, f, ',')) v.push_back(f);
+    if (v.size() != 8) throw InvalidArgument("bad line in " + path + ": " + line);
+    out.push_back({v[0], std::stoll(v[1]), std::stoll(v[2]), std::stoll(v[3]), std::stoll(v[4]), std::stoll(v[5]),
+                   std::stoll(v[6]), std::stoll(v[7])});
+  }
+  return out;
+}
+
+ir::Conv make_conv(const Problem& pr, ir::DType t, ir::ImageLayout il, ir::FilterLayout fl) {
+  return ir::dense_conv(t, pr.n, pr.c, pr.p + pr.r - 1, pr.q + pr.s - 1, pr.k, pr.r, pr.s, 1, 0, 1, il, fl);
+}
+
+std::string layout_text(const ir::Conv& v) {
+  return fmt::format("{}/{}", ir::name(v.input_layout), ir::name(v.filter_layout));
+}
+
+double conv_bytes(const ir::Conv& v) {
+  double e = static_cast<double>(ir::size_of(v.dtype));
+  return e * (v.n * v.c * v.h * v.w + v.k * v.c * v.r * v.s + v.n * v.k * v.p * v.q);
+}
+
+
+Operands::Operands(const ir::Conv& v)
+    : in(ir::size_of(v.dtype) * v.n * v.c * v.h * v.w),
+      filter(ir::size_of(v.dtype) * v.k * v.c * v.r * v.s),
+      out(ir::size_of(v.dtype) * v.n * v.k * v.p * v.q) {
+  // Small finite values: 0x3C00 / 0x3F80_0000-ish byte patterns are fine for timing.
+  in.fill_bytes(0x3C);
+  filter.fill_bytes(0x3C);
+  out.fill_bytes(0);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string f;
+  while (std::getline(ss, f, sep))
+    if (!f.empty()) out.push_back(f);
+  return out;
+}
+}  // namespace isaac::bench

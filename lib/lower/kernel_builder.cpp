@@ -1,0 +1,325 @@
+#include "lower/kernel_builder.hpp"
+
+#include "lower/nvptx_backend.hpp"
+
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace isaac::lower {
+
+KernelBuilder::KernelBuilder(llvm::Module& module, ir::DType dtype)
+    : ctx_(module.getContext()), module_(module), b_(ctx_) {
+  i32_ = b_.getInt32Ty();
+  i64_ = b_.getInt64Ty();
+  gptr_ = llvm::PointerType::get(ctx_, 1);
+  switch (dtype) {
+    case ir::DType::f16: elem_ = b_.getHalfTy(); break;
+    case ir::DType::f64: elem_ = b_.getDoubleTy(); break;
+    default: elem_ = b_.getFloatTy(); break;
+  }
+  scalar_ = dtype == ir::DType::f64 ? b_.getDoubleTy() : b_.getFloatTy();
+  smem_ = module_.getNamedGlobal("isaac_smem");
+  if (!smem_)
+    smem_ = new llvm::GlobalVariable(module_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
+                                     llvm::GlobalValue::ExternalLinkage, nullptr, "isaac_smem", nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, 3);
+  smem_->setAlignment(llvm::Align(16));
+}
+
+void KernelBuilder::barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+llvm::AllocaInst* KernelBuilder::local(llvm::Type* t, const char* name) {
+  llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
+  return entry.CreateAlloca(t, nullptr, name);
+}
+
+llvm::Function* KernelBuilder::begin_kernel(const std::string& name, std::vector<llvm::Type*> params, int max_threads) {
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  function_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module_);
+  // With .maxntid alone ptxas trades registers for occupancy (32 registers at 512 threads, and
+  // spills); one block per SM is all the templates ask for, so it may use 64K / threads registers.
+  mark_kernel(*function_, max_threads, 1);
+  for (auto& arg : function_->args())
+    if (arg.getType()->isPointerTy()) arg.addAttr(llvm::Attribute::NoAlias);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", function_));
+  return function_;
+}
+
+void KernelBuilder::if_then(Value* cond, const std::function<void()>& then) {
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "then", function_);
+  auto* done = llvm::BasicBlock::Create(ctx_, "endif", function_);
+  b_.CreateCondBr(cond, then_bb, done);
+  b_.SetInsertPoint(then_bb);
+  then();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+void KernelBuilder::if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise) {
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "then", function_);
+  auto* else_bb = llvm::BasicBlock::Create(ctx_, "else", function_);
+  auto* done = llvm::BasicBlock::Create(ctx_, "endif", function_);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  then();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(else_bb);
+  otherwise();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+void KernelBuilder::for_loop(Value* count, const std::function<void(Value*)>& body) {
+  auto* counter = local(i32_, "t");
+  b_.CreateStore(c32(0), counter);
+  auto* head = llvm::BasicBlock::Create(ctx_, "loop", function_);
+  auto* body_bb = llvm::BasicBlock::Create(ctx_, "body", function_);
+  auto* done = llvm::BasicBlock::Create(ctx_, "done", function_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  Value* t = b_.CreateLoad(i32_, counter);
+  b_.CreateCondBr(b_.CreateICmpSLT(t, count), body_bb, done);
+  b_.SetInsertPoint(body_bb);
+  body(t);
+  b_.CreateStore(b_.CreateAdd(t, c32(1)), counter);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(done);
+}
+
+// Inline PTX: LLVM would turn a conditional store into a branch around it.
+void KernelBuilder::predicated(const char* op, Value* ptr, Value* value, Value* pred) {
+  llvm::Type* t = value->getType();
+  bool half = t->isHalfTy();
+  const char* constraint = half ? "h" : t->isDoubleTy() ? "d" : "f";
+  const char* suffix = half ? (std::string_view(op) == "st" ? "b16" : "noftz.f16") : t->isDoubleTy() ? "f64" : "f32";
+  const char* instruction = std::string_view(op) == "st" ? "st.global" : "red.global.add";
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {i64_, half ? b_.getInt16Ty() : t, i32_}, false);
+  auto* asm_fn = llvm::InlineAsm::get(
+      type,
+      fmt::format("{{ .reg .pred isaac_p; setp.ne.b32 isaac_p, $2, 0; @isaac_p {}.{} [$0], $1; }}", instruction, suffix),
+      fmt::format("l,{},r,~{{memory}}", constraint), true);
+  Value* bits = half ? b_.CreateBitCast(value, b_.getInt16Ty()) : value;
+  b_.CreateCall(asm_fn, {b_.CreatePtrToInt(ptr, i64_), bits, b_.CreateZExt(pred, i32_)});
+}
+
+void KernelBuilder::predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred) {
+  if (values.size() == 1) return predicated("st", ptr, values[0], pred);
+  llvm::Type* t = values[0]->getType();
+  if (t->isHalfTy()) {  // PTX vectors hold at most 4 elements: store f16 pairs as 32-bit words
+    std::vector<Value*> words;
+    for (size_t i = 0; i < values.size(); i += 2) {
+      Value* pair = b_.CreateInsertElement(
+          b_.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(t, 2)), values[i], c32(0)),
+          values[i + 1], c32(1));
+      words.push_back(b_.CreateBitCast(pair, i32_));
+    }
+    values = words;
+    t = i32_;
+  }
+  if (values.size() == 1) {  // an f16 pair: one 32-bit word
+    auto* asm_fn = llvm::InlineAsm::get(
+        llvm::FunctionType::get(b_.getVoidTy(), {i64_, i32_, i32_}, false),
+        "{ .reg .pred isaac_p; setp.ne.b32 isaac_p, $2, 0; @isaac_p st.global.b32 [$0], $1; }", "l,r,r,~{memory}", true);
+    b_.CreateCall(asm_fn, {b_.CreatePtrToInt(ptr, i64_), values[0], b_.CreateZExt(pred, i32_)});
+    return;
+  }
+  const char* constraint = t->isIntegerTy() ? "r" : t->isDoubleTy() ? "d" : "f";
+  const char* suffix = t->isIntegerTy() ? "b32" : t->isDoubleTy() ? "f64" : "f32";
+  std::string operands, constraints = "l";
+  for (size_t i = 0; i < values.size(); ++i) {
+    operands += fmt::format("{}${}", i ? ", " : "", i + 1);
+    constraints += fmt::format(",{}", constraint);
+  }
+  std::string asm_text = fmt::format(
+      "{{ .reg .pred isaac_p; setp.ne.b32 isaac_p, ${}, 0; @isaac_p st.global.v{}.{} [$0], {{{}}}; }}",
+      values.size() + 1, values.size(), suffix, operands);
+  std::vector<llvm::Type*> types{i64_};
+  std::vector<Value*> args{b_.CreatePtrToInt(ptr, i64_)};
+  for (Value* v : values) types.push_back(t), args.push_back(v);
+  types.push_back(i32_);
+  args.push_back(b_.CreateZExt(pred, i32_));
+  auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), types, false), asm_text,
+                                      constraints + ",r,~{memory}", true);
+  b_.CreateCall(asm_fn, args);
+}
+
+void KernelBuilder::memory_fence() {
+  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), "", "~{memory}", true));
+}
+
+// ---- TiledKernelBuilder
+
+TiledKernelBuilder::TiledKernelBuilder(llvm::Module& module, ir::DType dtype, const GemmParams& t, bool a_trans,
+                                       bool b_trans, bool half_acc)
+    : KernelBuilder(module, dtype),
+      t_(t),
+      l_(dtype, a_trans, b_trans, t),
+      a_k_contiguous_(a_trans),
+      b_k_contiguous_(!b_trans),
+      half_acc_(half_acc) {
+  acc_ = half_acc_ ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(elem_, 2)) : scalar_;
+  acc_scalar_ = half_acc_ ? elem_ : scalar_;
+}
+
+std::vector<LoadSlot> TiledKernelBuilder::slots(int contiguous, int other, int along, int vector) const {
+  int across = l_.threads / along;
+  std::vector<LoadSlot> out;
+  for (int o = 0; o < other; o += across)
+    for (int c = 0; c < contiguous; c += along * vector) out.push_back({c, o});
+  return out;
+}
+
+void TiledKernelBuilder::thread_coordinates() {
+  int tm_count = t_.ml / t_.ms, tn_count = t_.nl / t_.ns;
+  tm_ = b_.CreateURem(tid_, c32(tm_count));
+  tn_ = b_.CreateURem(b_.CreateUDiv(tid_, c32(tm_count)), c32(tn_count));
+  tk_ = b_.CreateUDiv(tid_, c32(tm_count * tn_count));
+}
+
+void TiledKernelBuilder::allocate_accumulators() {
+  int cells = half_acc_ ? t_.ms * t_.ns / 2 : t_.ms * t_.ns;
+  for (int e = 0; e < cells; ++e) {
+    acc_cells_.push_back(local(acc_, "acc"));
+    b_.CreateStore(zero(acc_), acc_cells_.back());
+  }
+}
+
+void TiledKernelBuilder::store_tile(Value* stage) {
+  auto store = [&](int region_offset, int stage_size, int pitch, bool k_contiguous, const std::vector<LoadSlot>& s,
+                   int along, const std::vector<llvm::AllocaInst*>& pre, int v) {
+    Value* lane = b_.CreateURem(tid_, c32(along));
+    Value* row = b_.CreateUDiv(tid_, c32(along));
+    Value* base = b_.CreateAdd(c32(region_offset), b_.CreateMul(stage, c32(stage_size)));
+    llvm::Type* type = vec(elem_, v);
+    for (size_t i = 0; i < s.size(); ++i) {
+      Value* c = b_.CreateAdd(c32(s[i].c), b_.CreateMul(lane, c32(v)));
+      Value* o = b_.CreateAdd(c32(s[i].o), row);
+      Value* value = b_.CreateLoad(type, pre[i]);
+      if (!k_contiguous) {  // rows are K: the vector lies along the row
+        Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(o, c32(pitch)), c));
+        b_.CreateAlignedStore(value, gep(elem_, smem_, index), llvm::Align(v * l_.elem));
+      } else {
+        for (int e = 0; e < v; ++e) {
+          Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(c, c32(e)), c32(pitch)), o));
+          Value* scalar = v == 1 ? value : b_.CreateExtractElement(value, e);
+          b_.CreateAlignedStore(scalar, gep(elem_, smem_, index), llvm::Align(l_.elem));
+        }
+      }
+    }
+  };
+  store(0, l_.stage_a, l_.pitch_a, a_k_contiguous_, slots_a_, t_.la, pre_a_, t_.va);
+  store(l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, b_k_contiguous_, slots_b_, t_.lb, pre_b_, t_.vb);
+}
+
+void TiledKernelBuilder::compute_stage(Value* stage) {
+  int steps = t_.u / t_.kl;
+  Value* k_first = b_.CreateMul(tk_, c32(steps));
+  Value* a_base = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_a)), b_.CreateMul(k_first, c32(l_.pitch_a))),
+                               b_.CreateMul(tm_, c32(l_.fvm)));
+  Value* b_base = b_.CreateAdd(
+      b_.CreateAdd(c32(l_.stages * l_.stage_a),
+                   b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_b)), b_.CreateMul(k_first, c32(l_.pitch_b)))),
+      b_.CreateMul(tn_, c32(l_.fvn)));
+  auto fragment = [&](Value* base, int k, int pitch, int tile, int thread_tile, int fv) {
+    std::vector<Value*> values;
+    for (int chunk = 0; chunk < thread_tile / fv; ++chunk) {
+      Value* index = b_.CreateAdd(base, c32(k * pitch + chunk * (tile * fv / thread_tile)));
+      Value* v = b_.CreateAlignedLoad(vec(elem_, fv), gep(elem_, smem_, index), llvm::Align(fv * l_.elem));
+      for (int e = 0; e < fv; ++e) values.push_back(fv == 1 ? v : b_.CreateExtractElement(v, e));
+    }
+    return values;
+  };
+  // The fence keeps each group of KS steps' shared-memory loads after the previous group's
+  // arithmetic, so that LLVM does not hoist a whole stage of fragments into registers.
+  for (int step = 0; step < steps; step += t_.ks) {
+    if (step > 0) memory_fence();
+    std::vector<std::vector<Value*>> a(t_.ks), bv(t_.ks);
+    for (int s = 0; s < t_.ks; ++s) {
+      a[s] = fragment(a_base, step + s, l_.pitch_a, t_.ml, t_.ms, l_.fvm);
+      bv[s] = fragment(b_base, step + s, l_.pitch_b, t_.nl, t_.ns, l_.fvn);
+    }
+    for (int s = 0; s < t_.ks; ++s) {
+      for (int j = 0; j < t_.ns; ++j) {
+        if (half_acc_) {
+          Value* b_pair = b_.CreateVectorSplat(2, bv[s][j]);
+          for (int i = 0; i < t_.ms; i += 2) {
+            Value* a_pair = b_.CreateInsertElement(b_.CreateInsertElement(llvm::PoisonValue::get(acc_), a[s][i], c32(0)),
+                                                   a[s][i + 1], c32(1));
+            auto* cell = acc_cells_[(i / 2) * t_.ns + j];
+            Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fma, {acc_}, {a_pair, b_pair, b_.CreateLoad(acc_, cell)});
+            b_.CreateStore(sum, cell);
+          }
+        } else {
+          for (int i = 0; i < t_.ms; ++i) {
+            auto* cell = acc_cells_[i * t_.ns + j];
+            Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fma, {acc_},
+                                            {to_scalar(a[s][i]), to_scalar(bv[s][j]), b_.CreateLoad(acc_, cell)});
+            b_.CreateStore(sum, cell);
+          }
+        }
+      }
+    }
+  }
+}
+
+void TiledKernelBuilder::reduce_warp_groups() {
+  if (t_.kl == 1) return;
+  int group = (t_.ml / t_.ms) * (t_.nl / t_.ns);
+  Value* tmn = b_.CreateURem(tid_, c32(group));
+  int cells = static_cast<int>(acc_cells_.size());
+  auto slot = [&](Value* g, int e) {  // consecutive threads write consecutive words
+    Value* index = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(g, c32(cells)), c32(e)), c32(group)), tmn);
+    return gep(acc_, smem_, index);
+  };
+  barrier();
+  if_then(b_.CreateICmpNE(tk_, c32(0)), [&] {
+    Value* g = b_.CreateSub(tk_, c32(1));
+    for (int e = 0; e < cells; ++e) b_.CreateStore(b_.CreateLoad(acc_, acc_cells_[e]), slot(g, e));
+  });
+  barrier();
+  if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] {
+    for (int g = 0; g < t_.kl - 1; ++g)
+      for (int e = 0; e < cells; ++e) {
+        Value* sum = b_.CreateFAdd(b_.CreateLoad(acc_, acc_cells_[e]), b_.CreateLoad(acc_, slot(c32(g), e)));
+        b_.CreateStore(sum, acc_cells_[e]);
+      }
+  });
+}
+
+void TiledKernelBuilder::main_loop(Value* full, Value* total) {
+  auto load_any = [&](Value* tile) {
+    if_else(b_.CreateICmpSLT(tile, full), [&] { load_tile(tile, false); }, [&] { load_tile(tile, true); });
+  };
+  if (t_.db) {
+    if_then(b_.CreateICmpSGT(total, c32(0)), [&] {
+      load_any(c32(0));
+      store_tile(c32(0));
+      barrier();
+    });
+    for_loop(total, [&](Value* t) {
+      Value* next = b_.CreateAdd(t, c32(1));
+      Value* has_next = b_.CreateICmpSLT(next, total);
+      if_then(has_next, [&] { load_any(next); });
+      compute_stage(b_.CreateAnd(t, c32(1)));
+      // Unconditional, so that the arithmetic above stays in this block (LLVM sinks it past a
+      // branch, and a whole stage of fragments then lives in registers); after the last stage the
+      // store only writes the idle buffer.
+      store_tile(b_.CreateAnd(next, c32(1)));
+      barrier();
+    });
+  } else {
+    for_loop(total, [&](Value* t) {
+      load_any(t);
+      barrier();
+      store_tile(c32(0));
+      barrier();
+      compute_stage(c32(0));
+    });
+  }
+}
+
+}  // namespace isaac::lower

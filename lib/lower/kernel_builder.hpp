@@ -1,0 +1,114 @@
+#pragma once
+// What the GEMM and CONV emitters share, in two layers:
+//  - KernelBuilder: an llvm::IRBuilder around the kernel being built: constants, special registers,
+//    structured control flow (if_then / if_else / for_loop), entry-block allocas, the barrier, and
+//    stores / reductions predicated in inline PTX;
+//  - TiledKernelBuilder: the GEMM template's tiling that the CONV template reuses (conv_layout.hpp):
+//    load slots, the shared-memory stages, the outer products, the warp-group reduction and the
+//    (double-buffered) main loop. Its subclass loads a stage into the prefetch registers.
+#include "lower/gemm_layout.hpp"
+
+#include <isaac/ir/dtype.hpp>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace isaac::lower {
+
+class KernelBuilder {
+ protected:
+  using Value = llvm::Value;
+
+  // `dtype` fixes the element type (elem_) and the arithmetic type (scalar_: f64 or f32).
+  KernelBuilder(llvm::Module& module, ir::DType dtype);
+
+  Value* c32(std::int64_t v) { return b_.getInt32(static_cast<std::uint32_t>(v)); }
+  Value* c64(std::int64_t v) { return b_.getInt64(static_cast<std::uint64_t>(v)); }
+  Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateIntrinsic(id, {}, {}); }
+  Value* min32(Value* a, Value* x) { return b_.CreateSelect(b_.CreateICmpSLT(a, x), a, x); }
+  Value* gep(llvm::Type* t, Value* ptr, Value* index) { return b_.CreateInBoundsGEP(t, ptr, index); }
+  Value* zero(llvm::Type* t) { return llvm::Constant::getNullValue(t); }
+  llvm::Type* vec(llvm::Type* t, int n) { return n == 1 ? t : llvm::FixedVectorType::get(t, n); }
+  Value* to_scalar(Value* v) { return v->getType() == scalar_ ? v : b_.CreateFPExt(v, scalar_); }
+  Value* to_elem(Value* v) { return v->getType() == elem_ ? v : b_.CreateFPTrunc(v, elem_); }
+  void barrier();
+  // An alloca in the entry block of the kernel being built.
+  llvm::AllocaInst* local(llvm::Type* t, const char* name);
+
+  // Starts kernel `name` (pointer parameters noalias, .maxntid max_threads, one block per SM) and
+  // places the builder in its entry block.
+  llvm::Function* begin_kernel(const std::string& name, std::vector<llvm::Type*> params, int max_threads);
+  void if_then(Value* cond, const std::function<void()>& then);
+  void if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise);
+  // for (t = 0; t < count; ++t) body(t), with count an i32.
+  void for_loop(Value* count, const std::function<void(Value*)>& body);
+
+  // Stores (op "st") or atomically adds (op "red") `value` to global `ptr` where `pred` holds.
+  void predicated(const char* op, Value* ptr, Value* value, Value* pred);
+  // Stores `values` (consecutive elements, aligned to their total size) where `pred` holds.
+  void predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred);
+  // An empty asm with a memory clobber: memory accesses are not moved across it.
+  void memory_fence();
+
+  llvm::LLVMContext& ctx_;
+  llvm::Module& module_;
+  llvm::IRBuilder<> b_;
+  llvm::Type *i32_, *i64_, *elem_, *scalar_;
+  llvm::PointerType* gptr_;
+  llvm::GlobalVariable* smem_;  // the dynamic shared memory, "isaac_smem"
+  llvm::Function* function_ = nullptr;
+};
+
+// Where a thread's share of an operand tile comes from: one entry per vector load.
+struct LoadSlot {
+  int c = 0, o = 0;  // compile-time part of the contiguous / other tile coordinates
+};
+
+// Fragment element i of a thread's MS (or NS) lies at chunk i / fv, lane i % fv: chunks are spread
+// over the tile so that a warp's vector reads of shared memory fall in distinct banks.
+inline int fragment_offset(int i, int fv, int tile, int thread_tile) {
+  return (i / fv) * (tile * fv / thread_tile) + i % fv;
+}
+
+class TiledKernelBuilder : public KernelBuilder {
+ protected:
+  // `t` in GEMM terms (conv_as_gemm for CONV); a_trans: A's contiguous axis is K; b_trans: B's is N.
+  // half_acc: f16 accumulators, two per <2 x half> cell.
+  TiledKernelBuilder(llvm::Module& module, ir::DType dtype, const GemmParams& t, bool a_trans, bool b_trans,
+                     bool half_acc);
+  virtual ~TiledKernelBuilder() = default;
+
+  // Loads stage `tile` of this block's K range into pre_a_ / pre_b_; `predicated` for the K tail.
+  virtual void load_tile(Value* tile, bool predicated) = 0;
+
+  std::vector<LoadSlot> slots(int contiguous, int other, int along, int vector) const;
+  // tm_, tn_, tk_ from tid_.
+  void thread_coordinates();
+  // The accumulator cells, zeroed.
+  void allocate_accumulators();
+  // Writes the prefetch registers into shared-memory stage `stage`, transposing where the global
+  // contiguous axis is K.
+  void store_tile(Value* stage);
+  // Accumulates stage `stage`'s outer products.
+  void compute_stage(Value* stage);
+  // Warp groups 1..KL-1 hand their partial sums to group 0 through shared memory.
+  void reduce_warp_groups();
+  // The stages of [k_begin_, k_end_): `total` of them, the first `full` without K tail.
+  void main_loop(Value* full, Value* total);
+
+  GemmParams t_;
+  GemmLayout l_;
+  bool a_k_contiguous_, b_k_contiguous_, half_acc_;
+  llvm::Type *acc_, *acc_scalar_;
+  Value *tid_ = nullptr, *tm_ = nullptr, *tn_ = nullptr, *tk_ = nullptr;
+  Value *k_begin_ = nullptr, *k_end_ = nullptr;
+  std::vector<LoadSlot> slots_a_, slots_b_;
+  std::vector<llvm::AllocaInst*> pre_a_, pre_b_;  // per slot: the prefetched vector
+  std::vector<llvm::AllocaInst*> acc_cells_;      // MS*NS (or MS*NS/2 f16x2) accumulators
+};
+
+}  // namespace isaac::lower

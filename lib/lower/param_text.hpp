@@ -1,0 +1,66 @@
+#pragma once
+// The KEY=VALUE,... text form of a template's parameter set (GemmParams, ConvParams), driven by a
+// table of (key, int member) pairs that gives the keys, their order and the fields they name.
+#include <isaac/error.hpp>
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace isaac::lower {
+
+template <class P>
+using ParamField = std::pair<const char*, int P::*>;
+
+// Each field's value, mapped through show(field, value) (the text may differ from the stored int).
+template <class P, class Show>
+std::string params_to_text(const P& p, std::span<const ParamField<P>> fields, Show show) {
+  std::string out;
+  for (auto [key, field] : fields) out += fmt::format("{}{}={}", out.empty() ? "" : ",", key, show(field, p.*field));
+  return out;
+}
+
+template <class P>
+std::string params_to_text(const P& p, std::span<const ParamField<P>> fields) {
+  return params_to_text(p, fields, [](int P::*, int value) { return value; });
+}
+
+// Fields not named keep their defaults; read(field, number) gives the value to store (and may
+// throw). `what` names the template in the error messages ("GEMM", "CONV").
+template <class P, class Read>
+P params_from_text(std::string_view text, const char* what, std::span<const ParamField<P>> fields, Read read) {
+  P p;
+  while (!text.empty()) {
+    auto comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw InvalidArgument(fmt::format("malformed {} parameter '{}': expected KEY=VALUE", what, item));
+    std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    int number = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (value.empty() || ec != std::errc{} || end != value.data() + value.size())
+      throw InvalidArgument(fmt::format("{} parameter {} has a non-integer value '{}'", what, key, value));
+    bool known = false;
+    for (auto [name, field] : fields)
+      if (key == name) known = true, p.*field = read(field, number);
+    if (!known) {
+      std::string keys;
+      for (auto [name, field] : fields) keys += std::string(keys.empty() ? "" : ", ") + name;
+      throw InvalidArgument(fmt::format("unknown {} parameter '{}': the keys are {}", what, key, keys));
+    }
+  }
+  return p;
+}
+
+template <class P>
+P params_from_text(std::string_view text, const char* what, std::span<const ParamField<P>> fields) {
+  return params_from_text(text, what, fields, [](int P::*, int number) { return number; });
+}
+
+}  // namespace isaac::lower

@@ -1,0 +1,111 @@
+#include "dataset.hpp"
+
+#include <isaac/error.hpp>
+#include <isaac/tune/features.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace isaac::tune::cli {
+
+namespace {
+
+// Fields of a CSV line; a field in double quotes may hold the separator.
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (char ch : line) {
+    if (ch == '"') quoted = !quoted;
+    else if (ch == ',' && !quoted) out.emplace_back();
+    else if (ch != '\r') out.back() += ch;
+  }
+  return out;
+}
+
+std::string quote_shell(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  const bool xz = path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0;
+  std::FILE* f = xz ? ::popen(("xz -dc -- " + quote_shell(path)).c_str(), "r") : std::fopen(path.c_str(), "r");
+  if (!f) throw InvalidArgument(fmt::format("cannot read {}", path));
+  std::vector<std::string> lines;
+  std::string line;
+  char buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0)
+    for (size_t i = 0; i < n; ++i) {
+      if (buffer[i] == '\n') {
+        lines.push_back(std::move(line));
+        line.clear();
+      } else {
+        line += buffer[i];
+      }
+    }
+  if (!line.empty()) lines.push_back(std::move(line));
+  const int status = xz ? ::pclose(f) : std::fclose(f);
+  if (status != 0) throw InvalidArgument(fmt::format("reading {} failed{}", path, xz ? " (xz -dc exited with an error)" : ""));
+  return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> Dataset::jobs() const {
+  std::set<std::string> set;
+  for (const Row& r : rows) set.insert(r.job);
+  return {set.begin(), set.end()};
+}
+
+Dataset load_dataset(const std::string& path) {
+  const auto lines = read_lines(path);
+  Dataset data;
+  data.samples.features = int(gemm_feature_names().size());
+  std::map<std::string, size_t> col;
+  for (size_t ln = 0; ln < lines.size(); ++ln) {
+    if (lines[ln].empty() || lines[ln][0] == '#') continue;
+    const auto fields = split(lines[ln]);
+    if (col.empty()) {
+      for (size_t i = 0; i < fields.size(); ++i) col[fields[i]] = i;
+      for (const char* need : {"dtype", "m", "n", "k", "at", "bt", "params", "status", "tflops"})
+        if (!col.count(need)) throw InvalidArgument(fmt::format("{}: the header has no column \"{}\"", path, need));
+      continue;
+    }
+    auto get = [&](const char* name) -> const std::string& {
+      const size_t i = col.at(name);
+      if (i >= fields.size())
+        throw InvalidArgument(fmt::format("{}:{}: {} fields, no \"{}\"", path, ln + 1, fields.size(), name));
+      return fields[i];
+    };
+    if (get("status") != "ok") continue;
+    try {
+      Row row;
+      row.tflops = std::stod(get("tflops"));
+      if (!(row.tflops > 0) || !std::isfinite(row.tflops)) continue;
+      const ir::DType dtype = ir::parse_dtype(get("dtype"));
+      row.problem = ir::dense_gemm(dtype, std::stoll(get("m")), std::stoll(get("n")), std::stoll(get("k")),
+                                   get("at") == "1", get("bt") == "1");
+      row.params = lower::parse_gemm_params(get("params"));
+      row.job = fmt::format("{} {} {} {} {} {}{}", get("dtype"), col.count("suite") ? get("suite") : "-", get("m"),
+                            get("n"), get("k"), get("at"), get("bt"));
+      const auto f = gemm_features(row.problem, row.params);
+      data.samples.x.insert(data.samples.x.end(), f.begin(), f.end());
+      data.samples.y.push_back(std::log(row.tflops));
+      data.rows.push_back(std::move(row));
+    } catch (const std::logic_error& e) {  // stod/stoll
+      throw InvalidArgument(fmt::format("{}:{}: malformed number ({})", path, ln + 1, e.what()));
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(fmt::format("{}:{}: {}", path, ln + 1, e.what()));
+    }
+  }
+  if (data.rows.empty()) throw InvalidArgument(fmt::format("{}: no measured rows (status ok)", path));
+  return data;
+}
+
+}  // namespace isaac::tune::cli

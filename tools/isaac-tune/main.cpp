@@ -1,0 +1,353 @@
+// isaac-tune: the tuner's model on the CPU (issue 6, "Model"). Trains the MLP performance model on
+// a measured GEMM dataset, evaluates a model file against a dataset, and reproduces the paper's
+// cross-validation table (Table 2: MSE per architecture) and learning curve (Figure 5: MSE against
+// dataset size).
+//
+//   isaac-tune train --data bench/results/gemm-sweep-all.csv.xz --hidden 64,64 --epochs 200 --out model.json
+//   isaac-tune eval  --data bench/results/gemm-sweep-all.csv.xz --model model.json
+//   isaac-tune cv    --data ... --architectures "32;64;64,64;128,128;256,128,64" --folds 5 [--split jobs]
+//   isaac-tune cv    --data ... --architectures "64,64" --sizes 250,500,1000,2000,4000,7000
+#include "dataset.hpp"
+
+#include <isaac/error.hpp>
+#include <isaac/tune/features.hpp>
+#include <isaac/tune/mlp.hpp>
+#include <isaac/tune/model_file.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <random>
+
+using namespace isaac;
+using namespace isaac::tune::cli;
+
+namespace {
+
+struct TrainFlags {
+  std::string hidden = "64,64";
+  int epochs = 200;
+  int batch_size = 64;
+  double learning_rate = 1e-3;
+  double lr_decay = 0.99;
+  std::uint64_t seed = 1;
+};
+
+void add_train_flags(CLI::App* app, TrainFlags& f) {
+  app->add_option("--epochs", f.epochs, "passes over the training rows")->capture_default_str();
+  app->add_option("--batch", f.batch_size, "mini-batch size")->capture_default_str();
+  app->add_option("--lr", f.learning_rate, "Adam learning rate")->capture_default_str();
+  app->add_option("--lr-decay", f.lr_decay, "learning rate factor after each epoch")->capture_default_str();
+  app->add_option("--seed", f.seed, "weights and shuffling")->capture_default_str();
+}
+
+tune::TrainOptions options_of(const TrainFlags& f, int epochs) {
+  tune::TrainOptions o;
+  o.epochs = epochs;
+  o.batch_size = f.batch_size;
+  o.learning_rate = f.learning_rate;
+  o.lr_decay = f.lr_decay;
+  o.seed = f.seed;
+  return o;
+}
+
+// Progress on stderr, rewritten in place: epoch, loss, elapsed and time left.
+std::function<bool(int, double)> progress(const std::string& label, int epochs) {
+  auto start = std::chrono::steady_clock::now();
+  return [=](int epoch, double loss) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (epoch == epochs || epoch % 5 == 0)
+      fmt::print(stderr, "\r{} epoch {}/{}  train MSE {:.4f}  {:.0f} s, {:.0f} s left   ", label, epoch, epochs, loss, s,
+                 s / epoch * (epochs - epoch));
+    if (epoch == epochs) fmt::print(stderr, "\n");
+    return true;
+  };
+}
+
+tune::Mlp fit(const std::vector<int>& hidden, const tune::Samples& data, const TrainFlags& f, int epochs,
+              const std::string& label, bool show) {
+  tune::Mlp mlp(data.features, hidden, f.seed);
+  auto opts = options_of(f, epochs);
+  if (show) opts.on_epoch = progress(label, epochs);
+  tune::train(mlp, data, opts);
+  return mlp;
+}
+
+// How well predictions rank each job's measured parameter sets: the measured TFLOP/s of the set the
+// model puts first (and the best of its first ten) over the job's best measured TFLOP/s.
+struct Ranking {
+  std::string job;
+  size_t sets = 0;
+  double best = 0, top1 = 0, top10 = 0;
+};
+
+std::vector<Ranking> rank_jobs(const Dataset& data, const std::vector<size_t>& rows, const std::vector<double>& pred) {
+  std::map<std::string, std::vector<size_t>> by_job;  // job -> positions in rows
+  for (size_t i = 0; i < rows.size(); ++i) by_job[data.rows[rows[i]].job].push_back(i);
+  std::vector<Ranking> out;
+  for (auto& [job, pos] : by_job) {
+    Ranking r{job, pos.size()};
+    std::sort(pos.begin(), pos.end(), [&](size_t a, size_t b) { return pred[a] > pred[b]; });
+    for (size_t j = 0; j < pos.size(); ++j) {
+      const double t = data.rows[rows[pos[j]]].tflops;
+      r.best = std::max(r.best, t);
+      if (j == 0) r.top1 = t;
+      if (j < 10) r.top10 = std::max(r.top10, t);
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+void print_ranking_summary(const std::vector<Ranking>& ranks, const std::string& what) {
+  std::vector<double> r1, r10;
+  for (auto& r : ranks) {
+    r1.push_back(r.top1 / r.best);
+    r10.push_back(r.top10 / r.best);
+  }
+  auto summary = [&](std::vector<double> v, const char* name, double threshold) {
+    std::sort(v.begin(), v.end());
+    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+    const auto reach = std::count_if(v.begin(), v.end(), [&](double x) { return x >= threshold; });
+    fmt::print("{} {}: min {:.3f}, median {:.3f}, mean {:.3f}; {}/{} jobs reach {:.0f}% of the best\n", what, name,
+               v.front(), v[v.size() / 2], mean, reach, v.size(), threshold * 100);
+  };
+  summary(r1, "top-1 / best", 0.85);
+  summary(r10, "best of top-10 / best", 0.95);
+}
+
+void print_ranking_table(const std::vector<Ranking>& ranks) {
+  fmt::print("| job (dtype suite M N K AT BT) | sets | best TFLOP/s | top-1 TFLOP/s | top-1/best | best of top-10/best |\n");
+  fmt::print("|---|---:|---:|---:|---:|---:|\n");
+  for (auto& r : ranks)
+    fmt::print("| {} | {} | {:.2f} | {:.2f} | {:.3f} | {:.3f} |\n", r.job, r.sets, r.best, r.top1, r.top1 / r.best,
+               r.top10 / r.best);
+}
+
+int cmd_train(const std::string& data_path, const std::string& hidden_text, const TrainFlags& f,
+              const std::string& out, const std::string& device) {
+  const Dataset data = load_dataset(data_path);
+  fmt::print(stderr, "{}: {} measured rows, {} jobs\n", data_path, data.rows.size(), data.jobs().size());
+  const auto hidden = tune::parse_hidden(hidden_text);
+  tune::Model model;
+  model.device = device;
+  model.features = tune::gemm_feature_names();
+  model.mlp = tune::Mlp(data.samples.features, hidden, f.seed);
+  auto opts = options_of(f, f.epochs);
+  opts.on_epoch = progress("train " + tune::hidden_to_string(hidden), f.epochs);
+  const auto report = tune::train(model.mlp, data.samples, opts);
+  model.training = {report.train_mse, data.rows.size(), f.epochs, f.batch_size, f.learning_rate, f.seed, data_path};
+  tune::save_model(model, out);
+  fmt::print("trained {} on {} rows in {:.1f} s: training MSE {:.4f} (log TFLOP/s); wrote {}\n",
+             tune::hidden_to_string(hidden), data.rows.size(), report.seconds, report.train_mse, out);
+  return 0;
+}
+
+int cmd_eval(const std::string& data_path, const std::string& model_path, bool table) {
+  const tune::Model model = tune::load_model(model_path);
+  if (model.template_name != "gemm")
+    throw InvalidArgument(fmt::format("{} is a {} model; isaac-tune eval reads GEMM data", model_path, model.template_name));
+  if (model.features != tune::gemm_feature_names())
+    throw InvalidArgument(fmt::format("{} was trained on other features than this build computes; retrain it", model_path));
+  const Dataset data = load_dataset(data_path);
+  const auto pred = model.mlp.predict(data.samples);
+  double mse = 0;
+  for (size_t i = 0; i < pred.size(); ++i) mse += std::pow(pred[i] - data.samples.y[i], 2) / double(pred.size());
+  fmt::print("{} ({} for {}, trained on {}) on {}: {} rows, MSE {:.4f} (log TFLOP/s; training MSE {:.4f})\n", model_path,
+             model.template_name, model.device, model.training.data, data_path, data.rows.size(), mse, model.training.mse);
+  std::vector<size_t> all(data.rows.size());
+  std::iota(all.begin(), all.end(), 0);
+  const auto ranks = rank_jobs(data, all, pred);
+  print_ranking_summary(ranks, "ranking of each job's measured sets");
+  if (table) print_ranking_table(ranks);
+  return 0;
+}
+
+std::vector<std::vector<int>> parse_architectures(const std::string& text) {
+  std::vector<std::vector<int>> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t semi = std::min(text.find(';', pos), text.size());
+    out.push_back(tune::parse_hidden(text.substr(pos, semi - pos)));
+    pos = semi + 1;
+  }
+  return out;
+}
+
+// Rows split into folds: at random (rows), or by job so that a fold's shapes are never seen in
+// training (jobs).
+std::vector<int> assign_folds(const Dataset& data, int folds, const std::string& split, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int> fold(data.rows.size());
+  if (split == "rows") {
+    std::vector<size_t> order(data.rows.size());
+    std::iota(order.begin(), order.end(), 0);
+    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+    for (size_t i = 0; i < order.size(); ++i) fold[order[i]] = int(i % folds);
+  } else if (split == "jobs") {
+    auto jobs = data.jobs();
+    for (size_t i = jobs.size(); i > 1; --i) std::swap(jobs[i - 1], jobs[rng() % i]);
+    std::map<std::string, int> job_fold;
+    for (size_t i = 0; i < jobs.size(); ++i) job_fold[jobs[i]] = int(i % folds);
+    for (size_t i = 0; i < data.rows.size(); ++i) fold[i] = job_fold[data.rows[i].job];
+  } else {
+    throw InvalidArgument(fmt::format("--split {}: use rows or jobs", split));
+  }
+  return fold;
+}
+
+int cmd_cv(const std::string& data_path, const std::string& arch_text, int folds, const std::string& split,
+           const std::string& sizes_text, const TrainFlags& f, const std::string& csv_path, bool table) {
+  const Dataset data = load_dataset(data_path);
+  fmt::print(stderr, "{}: {} measured rows, {} jobs\n", data_path, data.rows.size(), data.jobs().size());
+  if (folds < 2) throw InvalidArgument(fmt::format("--folds {}: at least 2", folds));
+  const auto archs = parse_architectures(arch_text);
+  const auto fold = assign_folds(data, folds, split, f.seed);
+  std::ofstream csv;
+  if (!csv_path.empty()) {
+    csv.open(csv_path);
+    if (!csv) throw InvalidArgument("cannot write " + csv_path);
+  }
+  auto rows_where = [&](auto pred) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < data.rows.size(); ++i)
+      if (pred(i)) out.push_back(i);
+    return out;
+  };
+
+  if (sizes_text.empty()) {  // Table 2: k-fold MSE per architecture
+    if (csv) csv << "architecture,parameters,fold,train_rows,test_rows,train_mse,test_mse,seconds\n";
+    fmt::print("{}-fold cross-validation ({} split), {} epochs, batch {}, lr {}: MSE of log(TFLOP/s)\n\n", folds, split,
+               f.epochs, f.batch_size, f.learning_rate);
+    fmt::print("| hidden layers | weights | train MSE | test MSE (mean ± sd over folds) | train time/fold |\n");
+    fmt::print("|---|---:|---:|---:|---:|\n");
+    for (const auto& hidden : archs) {
+      std::vector<double> test_mse, train_mse;
+      double seconds = 0;
+      std::vector<size_t> all_test;
+      std::vector<double> all_pred;
+      size_t weights = 0;
+      for (int k = 0; k < folds; ++k) {
+        const auto tr = rows_where([&](size_t i) { return fold[i] != k; });
+        const auto te = rows_where([&](size_t i) { return fold[i] == k; });
+        const auto train_set = data.samples.subset(tr), test_set = data.samples.subset(te);
+        const auto start = std::chrono::steady_clock::now();
+        const auto label = fmt::format("{} fold {}/{}", tune::hidden_to_string(hidden), k + 1, folds);
+        tune::Mlp mlp = fit(hidden, train_set, f, f.epochs, label, true);
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        weights = mlp.parameter_count();
+        seconds += s;
+        train_mse.push_back(tune::mse(mlp, train_set));
+        test_mse.push_back(tune::mse(mlp, test_set));
+        const auto pred = mlp.predict(test_set);
+        if (split == "jobs") {
+          all_test.insert(all_test.end(), te.begin(), te.end());
+          all_pred.insert(all_pred.end(), pred.begin(), pred.end());
+        }
+        if (csv)
+          csv << fmt::format("{},{},{},{},{},{:.6f},{:.6f},{:.2f}\n", tune::hidden_to_string(hidden), weights, k,
+                             tr.size(), te.size(), train_mse.back(), test_mse.back(), s)
+              << std::flush;
+      }
+      const double mean = std::accumulate(test_mse.begin(), test_mse.end(), 0.0) / folds;
+      double var = 0;
+      for (double v : test_mse) var += (v - mean) * (v - mean) / std::max(1, folds - 1);
+      fmt::print("| {} | {} | {:.4f} | {:.4f} ± {:.4f} | {:.1f} s |\n", tune::hidden_to_string(hidden), weights,
+                 std::accumulate(train_mse.begin(), train_mse.end(), 0.0) / folds, mean, std::sqrt(var),
+                 seconds / folds);
+      std::fflush(stdout);
+      if (split == "jobs") {
+        const auto ranks = rank_jobs(data, all_test, all_pred);
+        print_ranking_summary(ranks, fmt::format("  {} on unseen shapes,", tune::hidden_to_string(hidden)));
+        if (table) print_ranking_table(ranks);
+      }
+    }
+    return 0;
+  }
+
+  // Figure 5: one fold held out, models trained on growing subsets of the others.
+  std::vector<size_t> sizes;
+  for (int s : tune::parse_hidden(sizes_text)) sizes.push_back(size_t(s));
+  const auto te = rows_where([&](size_t i) { return fold[i] == 0; });
+  auto rest = rows_where([&](size_t i) { return fold[i] != 0; });
+  std::mt19937_64 rng(f.seed + 1);
+  for (size_t i = rest.size(); i > 1; --i) std::swap(rest[i - 1], rest[rng() % i]);
+  const auto test_set = data.samples.subset(te);
+  if (csv) csv << "architecture,train_rows,test_rows,epochs,train_mse,test_mse,seconds\n";
+  fmt::print("MSE of log(TFLOP/s) on {} held-out rows ({} split) against training rows; the number of gradient steps is "
+             "kept near that of {} epochs over all {} training rows (at most 20x the epochs)\n\n",
+             te.size(), split, f.epochs, rest.size());
+  fmt::print("| hidden layers | training rows | epochs | train MSE | test MSE |\n|---|---:|---:|---:|---:|\n");
+  for (const auto& hidden : archs)
+    for (size_t size : sizes) {
+      size = std::min(size, rest.size());
+      const std::vector<size_t> tr(rest.begin(), rest.begin() + size);
+      const auto train_set = data.samples.subset(tr);
+      const int epochs = int(std::min<double>(20.0 * f.epochs, std::ceil(double(f.epochs) * rest.size() / size)));
+      const auto start = std::chrono::steady_clock::now();
+      tune::Mlp mlp = fit(hidden, train_set, f, epochs, fmt::format("{} {} rows", tune::hidden_to_string(hidden), size), true);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double train = tune::mse(mlp, train_set), test = tune::mse(mlp, test_set);
+      fmt::print("| {} | {} | {} | {:.4f} | {:.4f} |\n", tune::hidden_to_string(hidden), size, epochs, train, test);
+      std::fflush(stdout);
+      if (csv)
+        csv << fmt::format("{},{},{},{},{:.6f},{:.6f},{:.2f}\n", tune::hidden_to_string(hidden), size, te.size(), epochs,
+                           train, test, s)
+            << std::flush;
+    }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"isaac-tune: train and evaluate the tuner's MLP performance model on measured GEMM data"};
+  app.require_subcommand(1);
+  std::string data_path, hidden = "64,64", out, model_path, arch = "32;64;64,64;128,128;256,128,64", split = "rows",
+                         sizes, csv_path, device = "unknown";
+  int folds = 5;
+  bool table = false;
+  TrainFlags flags;
+
+  auto* train = app.add_subcommand("train", "train a model on a dataset and write the model file");
+  train->add_option("--data", data_path, "dataset CSV (.xz read through xz -dc)")->required();
+  train->add_option("--hidden", hidden, "hidden layer sizes, e.g. 64,64 (0 for a linear model)")->capture_default_str();
+  train->add_option("--out", out, "model file to write (JSON)")->required();
+  train->add_option("--device", device, "the GPU the data was measured on, recorded in the model")->capture_default_str();
+  add_train_flags(train, flags);
+
+  auto* eval = app.add_subcommand("eval", "MSE of a model on a dataset and how it ranks each job's parameter sets");
+  eval->add_option("--data", data_path, "dataset CSV (.xz read through xz -dc)")->required();
+  eval->add_option("--model", model_path, "model file")->required();
+  eval->add_flag("--table", table, "print the per-job ranking table (markdown)");
+
+  auto* cv = app.add_subcommand("cv", "k-fold cross-validation MSE per architecture, or MSE against dataset size");
+  cv->add_option("--data", data_path, "dataset CSV (.xz read through xz -dc)")->required();
+  cv->add_option("--architectures", arch, "hidden layers of each architecture, ';' between them")->capture_default_str();
+  cv->add_option("--folds", folds, "number of folds")->capture_default_str();
+  cv->add_option("--split", split, "rows: random rows per fold; jobs: whole (problem, dtype) jobs per fold")
+      ->capture_default_str();
+  cv->add_option("--sizes", sizes, "training set sizes, e.g. 250,500,1000: MSE on one held-out fold against size");
+  cv->add_option("--csv", csv_path, "also write the results as CSV");
+  cv->add_flag("--table", table, "with --split jobs: print the per-job ranking table");
+  add_train_flags(cv, flags);
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    flags.hidden = hidden;
+    if (*train) return cmd_train(data_path, hidden, flags, out, device);
+    if (*eval) return cmd_eval(data_path, model_path, table);
+    if (*cv) return cmd_cv(data_path, arch, folds, split, sizes, flags, csv_path, table);
+  } catch (const isaac::Error& e) {
+    fmt::print(stderr, "isaac-tune: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
