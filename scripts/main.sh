@@ -25,6 +25,7 @@ build_dir=${ISAAC_BUILD_DIR:-build}
 jobs=${ISAAC_JOBS:-$(nproc)}
 prefix=${ISAAC_PREFIX:-}
 has_gpu=0
+failed=0
 summary=()
 
 stage() { printf '\n=== %s ===\n' "$*"; }
@@ -85,7 +86,7 @@ stage_gemm() {
     bash scripts/bench-on-device.sh "$prefix/bin" "$out_dir" >"$out_dir/gemm.log" 2>&1 || true
   sed -n '/^dtype  *suite/,$p' "$out_dir/bench.log" | head -80
   cat "$out_dir/summary.txt"
-  if grep -q FAILED "$out_dir/summary.txt"; then record gemm "FAILED: see $out_dir/bench.log"; return 1; fi
+  if grep -q FAILED "$out_dir/summary.txt"; then record gemm "FAILED: see $out_dir/bench.log"; failed=1; return; fi
   record gemm "ok: $out_dir/h100-gemm.csv and .png"
 }
 
@@ -125,3 +126,4 @@ fi
 
 stage "summary"
 printf '%s\n' "${summary[@]}"
+exit "$failed"

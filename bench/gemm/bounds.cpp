@@ -17,6 +17,7 @@
 #include "winners.hpp"
 
 #include <isaac/gemm.hpp>
+#include <isaac/tune/heuristic.hpp>
 #include <isaac/runtime/timer.hpp>
 
 #include <benchmark/benchmark.h>
@@ -76,6 +77,14 @@ int bounds_main(const BoundsOptions& o) {
   if (!lower::check_gemm(probe, scalar)) {  // the arrangement of the loads may need to change with the width
     scalar.la = widest(scalar.ml, 1, scalar.threads());
     scalar.lb = widest(scalar.nl, 1, scalar.threads());
+  }
+  // Scalar loads need more registers than the winner's vectors; when that makes the set illegal,
+  // the comparison takes the heuristic's choice for the odd shape, which has scalar loads.
+  if (!lower::check_gemm(probe, scalar)) {
+    ir::Gemm odd = to_gemm(aligned, ir::DType::f32);
+    odd.m += 1, odd.n += 1, odd.k += 1;
+    odd.lda = odd.a_trans ? odd.k : odd.m, odd.ldb = odd.b_trans ? odd.n : odd.k, odd.ldc = odd.m;
+    scalar = tune::heuristic_gemm(odd, {});
   }
 
   runtime::use_device(0);

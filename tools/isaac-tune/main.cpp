@@ -252,7 +252,7 @@ int cmd_cv(const std::string& data_path, const std::string& arch_text, int folds
           all_pred.insert(all_pred.end(), pred.begin(), pred.end());
         }
         if (csv)
-          csv << fmt::format("{},{},{},{},{},{:.6f},{:.6f},{:.2f}\n", tune::hidden_to_string(hidden), weights, k,
+          csv << fmt::format("\"{}\",{},{},{},{},{:.6f},{:.6f},{:.2f}\n", tune::hidden_to_string(hidden), weights, k,
                              tr.size(), te.size(), train_mse.back(), test_mse.back(), s)
               << std::flush;
       }
@@ -298,7 +298,7 @@ int cmd_cv(const std::string& data_path, const std::string& arch_text, int folds
       fmt::print("| {} | {} | {} | {:.4f} | {:.4f} |\n", tune::hidden_to_string(hidden), size, epochs, train, test);
       std::fflush(stdout);
       if (csv)
-        csv << fmt::format("{},{},{},{},{:.6f},{:.6f},{:.2f}\n", tune::hidden_to_string(hidden), size, te.size(), epochs,
+        csv << fmt::format("\"{}\",{},{},{},{:.6f},{:.6f},{:.2f}\n", tune::hidden_to_string(hidden), size, te.size(), epochs,
                            train, test, s)
             << std::flush;
     }

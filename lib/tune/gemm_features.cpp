@@ -1,0 +1,72 @@
+#include <isaac/ir/features.hpp>
+#include <isaac/tune/features.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace isaac::tune {
+
+namespace {
+
+double lg(double v) { return std::log2(std::max(v, 1.0)); }
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+const std::vector<std::string>& gemm_feature_names() {
+  static const std::vector<std::string> names = {
+      "log2_m", "log2_n", "log2_k", "log2_batch", "a_trans", "b_trans", "f16", "bf16", "f32", "f64",
+      "log2_vector_a", "log2_vector_b", "log2_vector_c",
+      "log2_ml", "log2_nl", "log2_ms", "log2_ns", "log2_u", "log2_ks", "log2_kl", "log2_kg", "log2_va", "log2_vb",
+      "log2_la", "log2_lb", "log2_sw", "db", "acc32",
+      "log2_threads", "log2_blocks", "log2_k_iterations"};
+  return names;
+}
+
+// The problem part (in) is computed once per problem by the batched form.
+static void write_features(const ir::Gemm& g, const ir::InputFeatures& in, const lower::GemmParams& p, double* out) {
+  // input_features: m, n, k, batch, dtype_bytes, a_trans, b_trans, vector_a, vector_b, vector_c
+  double* o = out;
+  *o++ = lg(in.values[0]);
+  *o++ = lg(in.values[1]);
+  *o++ = lg(in.values[2]);
+  *o++ = lg(in.values[3]);
+  *o++ = in.values[5];
+  *o++ = in.values[6];
+  *o++ = g.dtype == ir::DType::f16;
+  *o++ = g.dtype == ir::DType::bf16;
+  *o++ = g.dtype == ir::DType::f32;
+  *o++ = g.dtype == ir::DType::f64;
+  *o++ = lg(in.values[7]);
+  *o++ = lg(in.values[8]);
+  *o++ = lg(in.values[9]);
+  for (int v : {p.ml, p.nl, p.ms, p.ns, p.u, p.ks, p.kl, p.kg, p.va, p.vb, p.la, p.lb, p.sw}) *o++ = lg(v);
+  *o++ = p.db;
+  *o++ = p.acc32;
+  *o++ = lg(p.threads());
+  const std::int64_t blocks = ceil_div(g.m, std::max(p.ml, 1)) * ceil_div(g.n, std::max(p.nl, 1)) *
+                              std::max(p.kg, 1) * std::max<std::int64_t>(g.batch, 1);
+  *o++ = lg(double(blocks));
+  *o++ = lg(double(ceil_div(ceil_div(g.k, std::max(p.kg, 1)), std::max(p.u, 1))));
+}
+
+void gemm_features(const ir::Gemm& problem, const lower::GemmParams& params, double* out) {
+  write_features(problem, ir::input_features(problem), params, out);
+}
+
+std::vector<double> gemm_features(const ir::Gemm& problem, const lower::GemmParams& params) {
+  std::vector<double> out(gemm_feature_names().size());
+  gemm_features(problem, params, out.data());
+  return out;
+}
+
+std::vector<double> gemm_features(const ir::Gemm& problem, std::span<const lower::GemmParams> params) {
+  const size_t width = gemm_feature_names().size();
+  std::vector<double> out(width * params.size());
+  const ir::InputFeatures in = ir::input_features(problem);
+  for (size_t i = 0; i < params.size(); ++i) write_features(problem, in, params[i], out.data() + i * width);
+  return out;
+}
+
+}  // namespace isaac::tune

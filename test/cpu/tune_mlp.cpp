@@ -1,0 +1,259 @@
+// The tuner's MLP performance model (issue 6, "Model"): it learns, its gradients are right, it is
+// deterministic, and model files round-trip and are refused with clear messages when damaged.
+#include <isaac/error.hpp>
+#include <isaac/ir/gemm.hpp>
+#include <isaac/lower/gemm.hpp>
+#include <isaac/tune/features.hpp>
+#include <isaac/tune/mlp.hpp>
+#include <isaac/tune/model_file.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+using namespace isaac;
+using namespace isaac::tune;
+
+namespace {
+
+// y = sin(2 x0) + x1 * x2 + 0.5 x0^2 over [-1.5, 1.5]^3, inputs shifted and scaled so that the
+// model's normalisation has something to do.
+Samples smooth(std::size_t rows, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.5, 1.5);
+  Samples s;
+  s.features = 3;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const double a = u(rng), b = u(rng), c = u(rng);
+    s.x.insert(s.x.end(), {10 + 4 * a, b, 100 * c});
+    s.y.push_back(std::sin(2 * a) + b * c + 0.5 * a * a);
+  }
+  return s;
+}
+
+double variance(const std::vector<double>& v) {
+  double mean = 0, var = 0;
+  for (double x : v) mean += x / double(v.size());
+  for (double x : v) var += (x - mean) * (x - mean) / double(v.size());
+  return var;
+}
+
+Model small_model() {
+  Model model;
+  model.device = "test device";
+  model.features = {"a", "b", "c"};
+  model.mlp = Mlp(3, {8, 4}, 7);
+  TrainOptions opts;
+  opts.epochs = 5;
+  train(model.mlp, smooth(200, 3), opts);
+  model.training.mse = 0.5;
+  return model;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("isaac_tune_mlp_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+std::string json_of(const Model& m) { return model_to_json(m); }
+
+// The message of the InvalidArgument that loading this text throws ("" when it loads).
+std::string load_error(const std::string& text) {
+  try {
+    model_from_json(text, "bad.json");
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return text.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("the MLP fits a smooth function of three inputs") {
+  const Samples train_set = smooth(3000, 1), test_set = smooth(1000, 2);
+  const double var = variance(test_set.y);
+  Mlp mlp(3, {32, 32}, 42);
+  TrainOptions opts;
+  opts.epochs = 60;
+  opts.batch_size = 32;
+  opts.learning_rate = 3e-3;
+  opts.lr_decay = 0.97;
+  const auto report = train(mlp, train_set, opts);
+  const double test = mse(mlp, test_set);
+  MESSAGE("variance " << var << ", test MSE " << test << ", " << report.seconds << " s");
+  CHECK(test < 0.01 * var);  // explains over 99% of the variance on unseen points
+  CHECK(report.train_mse < 0.01 * var);
+
+  // The threshold is one a model without hidden layers cannot meet.
+  Mlp linear(3, {}, 42);
+  train(linear, train_set, opts);
+  CHECK(mse(linear, test_set) > 0.1 * var);
+}
+
+TEST_CASE("back-propagation agrees with finite differences") {
+  Samples data = smooth(25, 5);
+  Mlp mlp(3, {6, 5}, 11);
+  mlp.fit_normalisation(data);  // non-trivial normalisation inside the loss
+  // Biases away from zero so that the ReLUs are not all at their kink together.
+  auto p = mlp.parameters();
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-0.3, 0.3);
+  for (double& v : p) v += u(rng);
+  mlp.set_parameters(p);
+
+  std::vector<double> grad;
+  const double loss = mlp.gradient(data, grad);
+  CHECK(loss == doctest::Approx(mlp.loss(data)).epsilon(1e-12));
+  REQUIRE(grad.size() == mlp.parameter_count());
+  double worst = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const double h = 1e-6;
+    auto q = p;
+    q[i] = p[i] + h;
+    mlp.set_parameters(q);
+    const double up = mlp.loss(data);
+    q[i] = p[i] - h;
+    mlp.set_parameters(q);
+    const double down = mlp.loss(data);
+    const double numeric = (up - down) / (2 * h);
+    worst = std::max(worst, std::abs(numeric - grad[i]) / std::max(1e-3, std::abs(numeric) + std::abs(grad[i])));
+  }
+  MESSAGE("worst relative gradient error " << worst);
+  CHECK(worst < 1e-5);
+}
+
+TEST_CASE("Adam decreases the loss, and training is deterministic for a seed") {
+  const Samples data = smooth(500, 9);
+  Mlp a(3, {16}, 5), b(3, {16}, 5), c(3, {16}, 6);
+  TrainOptions opts;
+  opts.epochs = 20;
+  opts.seed = 4;
+  a.fit_normalisation(data);
+  const double before = a.loss(data);
+  const auto report = train(a, data, opts);
+  const double after = a.loss(data);
+  CHECK(after < 0.5 * before);
+  REQUIRE(report.epoch_mse.size() == 20);
+  CHECK(report.epoch_mse.back() < 0.5 * report.epoch_mse.front());
+  train(b, data, opts);
+  train(c, data, opts);
+  CHECK(a.parameters() == b.parameters());
+  CHECK(a.parameters() != c.parameters());
+}
+
+TEST_CASE("batched prediction equals row-by-row prediction") {
+  const Model model = small_model();
+  const Samples data = smooth(50, 8);
+  const auto all = model.mlp.predict(data);
+  REQUIRE(all.size() == 50);
+  for (size_t i = 0; i < 50; ++i)
+    CHECK(all[i] == doctest::Approx(model.mlp.predict(data.x.data() + 3 * i, 1)[0]).epsilon(1e-12));
+}
+
+TEST_CASE("model files round-trip exactly and are written atomically") {
+  const Model model = small_model();
+  const std::string path = temp_path("model.json");
+  save_model(model, path);
+  for (auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+    CHECK(entry.path().string().find(path + ".tmp") == std::string::npos);
+  const Model back = load_model(path);
+  CHECK(back.device == "test device");
+  CHECK(back.template_name == "gemm");
+  CHECK(back.features == model.features);
+  CHECK(back.mlp.sizes() == std::vector<int>{3, 8, 4, 1});
+  CHECK(back.training.mse == 0.5);
+  const Samples data = smooth(100, 4);
+  CHECK(back.mlp.predict(data) == model.mlp.predict(data));  // bit for bit
+  CHECK(back.mlp.parameters() == model.mlp.parameters());
+
+  // A failed save leaves the previous model in place.
+  Model broken = model;
+  broken.features.pop_back();
+  CHECK_THROWS_AS(save_model(broken, path), InvalidArgument);
+  CHECK(load_model(path).mlp.parameters() == model.mlp.parameters());
+  CHECK_THROWS_AS(save_model(model, temp_path("no/such/dir/model.json")), InvalidArgument);
+  std::filesystem::remove(path);
+  CHECK_THROWS_WITH_AS(load_model(path), doctest::Contains("cannot read model file"), InvalidArgument);
+}
+
+TEST_CASE("damaged model files are refused with what is wrong") {
+  const std::string good = json_of(small_model());
+  CHECK(load_error(good) == "");
+
+  CHECK(load_error(good.substr(0, good.size() / 2)).find("bad.json: not valid JSON") == 0);
+  CHECK(load_error("[1, 2]").find("not a model file") != std::string::npos);
+  CHECK(load_error(replace(good, "\"isaac-model\"", "\"other\"")).find("not a model file") != std::string::npos);
+  const auto version = load_error(replace(good, "\"version\": 1", "\"version\": 7"));
+  CHECK(version.find("model format version 7 is not supported (this build reads version 1)") != std::string::npos);
+  CHECK(load_error(replace(good, "\"version\": 1", "\"version\": \"1\"")).find("version \"1\" is not supported") !=
+        std::string::npos);
+
+  // Layer sizes that disagree with the weights, the features or the output.
+  CHECK(load_error(replace(good, "\"layer_sizes\": [\n  3,\n  8,", "\"layer_sizes\": [\n  3,\n  9,"))
+            .find("layer 0 weights must be 9 rows of 3") != std::string::npos);
+  CHECK(load_error(replace(good, "\"layer_sizes\": [\n  3,", "\"layer_sizes\": [\n  4,"))
+            .find("\"layer_sizes\" starts with 4 inputs but \"features\" names 3") != std::string::npos);
+  CHECK(load_error(replace(good, "  4,\n  1\n ]", "  4,\n  2\n ]")).find("must end with 1 output, it ends with 2") !=
+        std::string::npos);
+  CHECK(load_error(replace(good, "\"layer_sizes\": [", "\"layer_sizes\": [\n  -3,"))
+            .find("holds -3, not a positive layer size") != std::string::npos);
+
+  // Missing or mistyped fields, and numbers that cannot be weights.
+  CHECK(load_error(replace(good, "\"normalisation\"", "\"normalization\"")).find("the file has no \"normalisation\"") !=
+        std::string::npos);
+  CHECK(load_error(replace(good, "\"target_scale\": ", "\"target_scale\": -1e9 , \"x\": "))
+            .find("target normalisation is invalid") != std::string::npos);
+  CHECK(load_error(replace(good, "\"bias\": [", "\"bias\": [\"oops\",")).find("bias has 9 values, expected 8") !=
+        std::string::npos);
+  CHECK(load_error(replace(good, "\"device\": \"test device\"", "\"device\": 3"))
+            .find("\"device\" must be a string, got number") != std::string::npos);
+}
+
+TEST_CASE("GEMM features: names, log2 values, one row per parameter set") {
+  const auto& names = gemm_feature_names();
+  const auto g = ir::dense_gemm(ir::DType::f32, 512, 1024, 60000, false, true);
+  const auto p = lower::parse_gemm_params("ML=64,NL=32,MS=4,NS=4,U=8,KS=1,KL=2,KG=4,VA=4,VB=4,LA=16,LB=8,DB=1,SW=8,ACC=32");
+  const auto f = gemm_features(g, p);
+  REQUIRE(f.size() == names.size());
+  auto value = [&](const std::string& name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    REQUIRE(it != names.end());
+    return f[size_t(it - names.begin())];
+  };
+  CHECK(value("log2_m") == 9);
+  CHECK(value("log2_n") == 10);
+  CHECK(value("log2_k") == doctest::Approx(std::log2(60000.0)));
+  CHECK(value("b_trans") == 1);
+  CHECK(value("a_trans") == 0);
+  CHECK(value("f32") == 1);
+  CHECK(value("f16") == 0);
+  CHECK(value("log2_kg") == 2);
+  CHECK(value("log2_threads") == 8);                                  // 16 * 8 * 2
+  CHECK(value("log2_blocks") == doctest::Approx(std::log2(8 * 32 * 4)));  // M/ML * N/NL * KG
+  CHECK(value("log2_k_iterations") == doctest::Approx(std::log2(1875)));  // 60000 / 4 / 8
+  const std::vector<lower::GemmParams> many{p, lower::GemmParams{}, p};
+  const auto batch = gemm_features(g, std::span<const lower::GemmParams>(many));
+  REQUIRE(batch.size() == 3 * names.size());
+  CHECK(std::vector<double>(batch.begin(), batch.begin() + names.size()) == f);
+  CHECK(std::vector<double>(batch.end() - names.size(), batch.end()) == f);
+}
+
+TEST_CASE("hidden layer lists") {
+  CHECK(parse_hidden("64,64") == std::vector<int>{64, 64});
+  CHECK(parse_hidden("0").empty());
+  CHECK(hidden_to_string({256, 128, 64}) == "256,128,64");
+  CHECK_THROWS_WITH_AS(parse_hidden("64,x"), doctest::Contains("\"x\" is not a positive layer size"), InvalidArgument);
+  CHECK_THROWS_AS(parse_hidden("64,-1"), InvalidArgument);
+  CHECK_THROWS_AS(parse_hidden("64,"), InvalidArgument);
+}
