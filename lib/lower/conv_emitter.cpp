@@ -61,7 +61,7 @@ class ConvEmitter : public TiledKernelBuilder {
   Value* output_pixel_offset(const Pixel& px);
 
   void load_tile(Value* tile, bool predicated) override;
-  void epilogue();
+  void epilogue() override;
 
   const ir::Conv& v_;
   ConvParams p_;
@@ -259,15 +259,7 @@ void ConvEmitter::emit_main() {
     }
   }
 
-  allocate_accumulators();
-  main_loop(full, total);
-  reduce_warp_groups();
-  if (g_.kl > 1) {
-    if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] { epilogue(); });
-  } else {
-    epilogue();
-  }
-  b_.CreateRetVoid();
+  accumulate_and_store(full, total);
 }
 
 // CG > 1: O = beta * O + bias (exactly bias, or 0, when beta = 0) before the blocks add their parts.

@@ -43,7 +43,7 @@ class GemmEmitter : public TiledKernelBuilder {
 
  private:
   void load_tile(Value* tile, bool predicated) override;
-  void epilogue();
+  void epilogue() override;
 
   const ir::Gemm& g_;
   GemmParams p_;
@@ -239,15 +239,7 @@ void GemmEmitter::emit_main() {
   prepare(g_.a_trans, lda_, M_, p_.ml, bm_, p_.la, p_.va, slots_a_, a_offset_, a_k_, pre_a_);
   prepare(!g_.b_trans, ldb_, N_, p_.nl, bn_, p_.lb, p_.vb, slots_b_, b_offset_, b_k_, pre_b_);
 
-  allocate_accumulators();
-  main_loop(full, total);
-  reduce_warp_groups();
-  if (p_.kl > 1) {
-    if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] { epilogue(); });
-  } else {
-    epilogue();
-  }
-  b_.CreateRetVoid();
+  accumulate_and_store(full, total);
 }
 
 // KG > 1 with atomics: C = beta * C (exactly 0 when beta = 0) before the blocks add their parts.

@@ -266,6 +266,18 @@ void TiledKernelBuilder::compute_stage(Value* stage) {
   }
 }
 
+void TiledKernelBuilder::accumulate_and_store(Value* full, Value* total) {
+  allocate_accumulators();
+  main_loop(full, total);
+  reduce_warp_groups();
+  if (t_.kl > 1) {
+    if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] { epilogue(); });
+  } else {
+    epilogue();
+  }
+  b_.CreateRetVoid();
+}
+
 void TiledKernelBuilder::reduce_warp_groups() {
   if (t_.kl == 1) return;
   int group = (t_.ml / t_.ms) * (t_.nl / t_.ns);

@@ -84,6 +84,8 @@ class TiledKernelBuilder : public KernelBuilder {
 
   // Loads stage `tile` of this block's K range into pre_a_ / pre_b_; `predicated` for the K tail.
   virtual void load_tile(Value* tile, bool predicated) = 0;
+  // Writes warp group 0's accumulators to the output.
+  virtual void epilogue() = 0;
 
   std::vector<LoadSlot> slots(int contiguous, int other, int along, int vector) const;
   // tm_, tn_, tk_ from tid_.
@@ -99,6 +101,9 @@ class TiledKernelBuilder : public KernelBuilder {
   void reduce_warp_groups();
   // The stages of [k_begin_, k_end_): `total` of them, the first `full` without K tail.
   void main_loop(Value* full, Value* total);
+  // The kernel's body after its set-up: accumulators, main loop, warp-group reduction, then the
+  // epilogue in warp group 0, and the return.
+  void accumulate_and_store(Value* full, Value* total);
 
   GemmParams t_;
   GemmLayout l_;
