@@ -28,12 +28,8 @@ lower::DeviceLimits device_limits(const runtime::DeviceInfo& info) {
           .max_registers_per_thread = 255};
 }
 
-namespace {
-
-// The kernel's PTX, and its machine code where ptxas is at hand: ptxas runs as a process of its
-// own, so compilations on several threads proceed in parallel, where the driver's JIT would not.
-lower::GemmKernel compile(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode,
-                          int ordinal) {
+lower::GemmKernel build_gemm_kernel(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode,
+                                    int ordinal) {
   auto target = lower::target_for_compute_capability(runtime::device_info(ordinal).compute_capability());
   auto kernel = lower::emit_gemm(problem, params, target, mode);
   if (lower::ptxas_available()) {
@@ -43,10 +39,8 @@ lower::GemmKernel compile(const ir::Gemm& problem, const lower::GemmParams& para
   return kernel;
 }
 
-}  // namespace
-
 CompiledGemm::CompiledGemm(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode, int ordinal)
-    : CompiledGemm(compile(problem, params, mode, ordinal), params, mode, ordinal) {}
+    : CompiledGemm(build_gemm_kernel(problem, params, mode, ordinal), params, mode, ordinal) {}
 
 CompiledGemm::CompiledGemm(lower::GemmKernel kernel, const lower::GemmParams& params, lower::SplitMode mode,
                            int ordinal) {

@@ -2,6 +2,7 @@
 //
 //   isaac-bench-gemm sweep  [options]                 random sample + hill climbing; writes the winners CSV
 //   isaac-bench-gemm [run]  [options] [-- GB flags]   winners vs cuBLAS (Google Benchmark); writes h100-gemm.csv
+//   isaac-bench-gemm tuned  [options] [-- GB flags]   the tuner (model top-1, top-k) against the winners and cuBLAS
 //   isaac-bench-gemm bounds [options] [-- GB flags]   what bounds checks cost (f32 NT, aligned vs +1)
 //   isaac-bench-gemm selftest                         checks of the CPU-side pieces (no GPU needed)
 //
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
     }
   }
   // `run` is the default subcommand.
-  static const std::vector<std::string> subcommands = {"sweep", "run", "bounds", "selftest"};
+  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "bounds", "selftest"};
   bool has_subcommand = false;
   for (const auto& a : ours)
     if (std::find(subcommands.begin(), subcommands.end(), a) != subcommands.end()) has_subcommand = true;
@@ -124,6 +125,16 @@ int main(int argc, char** argv) {
   run->add_option("--peak-size", ro.peak_size, "size of the cuBLAS GEMM that measures the peak")->capture_default_str();
   run->add_option("--split-mode", ro.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
 
+  TunedOptions to;
+  auto* tuned = app.add_subcommand("tuned", "the tuner against the brute-force winners and cuBLAS; writes a CSV");
+  tuned->add_option("--winners", to.winners, "winners CSV of the sweep (the brute-force best)")->capture_default_str();
+  tuned->add_option("--csv", to.csv, "results CSV")->capture_default_str();
+  tuned->add_option("--dtypes", to.dtypes, "comma-separated dtypes")->capture_default_str();
+  tuned->add_option("--top-k", to.top_k, "the model's best sets re-benchmarked")->capture_default_str();
+  tuned->add_option("--repeats", to.repeats, "timed runs per benchmark (median)")->capture_default_str();
+  tuned->add_option("--lt-algorithms", to.lt_algorithms, "cuBLASLt heuristic algorithms to time")->capture_default_str();
+  tuned->add_option("--split-mode", to.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
+
   BoundsOptions bo;
   auto* bounds = app.add_subcommand("bounds", "what bounds checks cost: f32 NT, aligned against +1 in M, N, K");
   bounds->add_option("--winners", bo.winners, "winners CSV (the f32 NT winner of size^3)")->capture_default_str();
@@ -142,17 +153,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (!gb.empty() && !(run->parsed() || bounds->parsed())) {
-    fmt::print(stderr, "isaac-bench-gemm: only run and bounds take Google Benchmark flags (after '--')\n");
+  if (!gb.empty() && !(run->parsed() || tuned->parsed() || bounds->parsed())) {
+    fmt::print(stderr, "isaac-bench-gemm: only run, tuned and bounds take Google Benchmark flags (after '--')\n");
     return exit_failed;
   }
 
-  const char* mode = run->parsed() ? "run" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : "selftest";
+  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : "selftest";
   try {
     if (selftest->parsed()) return selftest_main();
     if (sweep->parsed() && so.dry_run) return sweep_main(so);
     if (int code = require_gpu()) return code;
     if (sweep->parsed()) return sweep_main(so);
+    if (tuned->parsed()) {
+      to.benchmark_args = gb;
+      return tuned_main(to);
+    }
     if (bounds->parsed()) {
       bo.benchmark_args = gb;
       return bounds_main(bo);

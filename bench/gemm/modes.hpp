@@ -58,6 +58,18 @@ struct BoundsOptions {
   std::vector<std::string> benchmark_args;
 };
 
+struct TunedOptions {
+  std::string winners = "bench/results/gemm-sweep-winners.csv";
+  std::string csv = "bench/results/h100-gemm-tuned.csv";
+  std::string dtypes = "f32,f16,f64";
+  int top_k = 10;
+  int repeats = 30;
+  int lt_algorithms = 8;
+  std::string split_mode = "atomic";
+  std::vector<std::string> benchmark_args;
+};
+
+int tuned_main(const TunedOptions& options);
 int sweep_main(const SweepOptions& options);
 int run_main(const RunOptions& options);
 int bounds_main(const BoundsOptions& options);

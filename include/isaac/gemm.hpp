@@ -34,6 +34,11 @@ class CompiledGemm {
   std::unique_ptr<State> state_;
 };
 
+// Emits the kernels for device `ordinal`, and assembles them with ptxas where it is installed (ptxas
+// runs as a process, so several threads compile in parallel; the driver's JIT would not).
+lower::GemmKernel build_gemm_kernel(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode,
+                                    int ordinal = 0);
+
 // The device's limits in the form the legality check takes.
 lower::DeviceLimits device_limits(const runtime::DeviceInfo& info);
 

@@ -11,22 +11,28 @@ namespace isaac::lower {
 
 namespace {
 
-Legality no(std::string reason) { return {false, std::move(reason)}; }
+// The searches check a million sets per problem: with Explain = false a refusal formats no reason.
+template <bool Explain, class... Args>
+Legality no(fmt::format_string<Args...> format, Args&&... args) {
+  if constexpr (Explain) return {false, fmt::format(format, std::forward<Args>(args)...)};
+  else return {false, {}};
+}
 
 bool power_of_two(int x) { return x > 0 && std::has_single_bit(static_cast<unsigned>(x)); }
 
 // Can a tile of `contiguous` x `other` elements be loaded by `threads` threads, `along` of them side
 // by side on the contiguous axis, each reading `vec` elements at once?
+template <bool Explain>
 Legality check_load_layout(char operand, int contiguous, int other, int threads, int along, int vec) {
   if (along <= 0 || threads % along != 0)
-    return no(fmt::format("L{0}={1} must divide the {2} threads of a block", operand, along, threads));
+    return no<Explain>("L{0}={1} must divide the {2} threads of a block", operand, along, threads);
   if (contiguous % (along * vec) != 0)
-    return no(fmt::format("L{0}={1} threads x V{0}={2} elements must divide the {3} contiguous elements of the {0} tile",
-                          operand, along, vec, contiguous));
+    return no<Explain>("L{0}={1} threads x V{0}={2} elements must divide the {3} contiguous elements of the {0} tile",
+                          operand, along, vec, contiguous);
   if (other % (threads / along) != 0)
-    return no(fmt::format("the {} threads not along the contiguous axis ({} / L{}={}) must divide the other extent {} "
+    return no<Explain>("the {} threads not along the contiguous axis ({} / L{}={}) must divide the other extent {} "
                           "of the {} tile",
-                          threads / along, threads, operand, along, other, operand));
+                          threads / along, threads, operand, along, other, operand);
   return {};
 }
 
@@ -67,52 +73,55 @@ int gemm_shared_bytes(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
   return GemmLayout(dtype, a_trans, b_trans, p).shared_bytes(p);
 }
 
-Legality check_gemm_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p,
-                           const DeviceLimits& device) {
+namespace {
+
+template <bool Explain>
+Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p, const DeviceLimits& device) {
   if (dtype == ir::DType::bf16)
-    return no("bf16 GEMM needs the tensor-core template, which is not available yet: use f16, f32 or f64");
+    return no<Explain>("bf16 GEMM needs the tensor-core template, which is not available yet: use f16, f32 or f64");
   for (auto [name, value] : {std::pair{"ML", p.ml}, {"NL", p.nl}, {"MS", p.ms}, {"NS", p.ns}, {"U", p.u},
                              {"KS", p.ks}, {"KL", p.kl}, {"KG", p.kg}, {"VA", p.va}, {"VB", p.vb}})
-    if (!power_of_two(value)) return no(fmt::format("{}={} must be a power of two", name, value));
-  if (p.db != 0 && p.db != 1) return no(fmt::format("DB={} must be 0 or 1", p.db));
-  if (p.sw < 1) return no(fmt::format("SW={} must be at least 1", p.sw));
-  if (p.ml % p.ms) return no(fmt::format("MS={} must divide ML={}", p.ms, p.ml));
-  if (p.nl % p.ns) return no(fmt::format("NS={} must divide NL={}", p.ns, p.nl));
+    if (!power_of_two(value)) return no<Explain>("{}={} must be a power of two", name, value);
+  if (p.db != 0 && p.db != 1) return no<Explain>("DB={} must be 0 or 1", p.db);
+  if (p.sw < 1) return no<Explain>("SW={} must be at least 1", p.sw);
+  if (p.ml % p.ms) return no<Explain>("MS={} must divide ML={}", p.ms, p.ml);
+  if (p.nl % p.ns) return no<Explain>("NS={} must divide NL={}", p.ns, p.nl);
   if (p.u % (p.kl * p.ks))
-    return no(fmt::format("KL={} x KS={} must divide U={}: each warp group takes U/KL steps, KS at a time", p.kl,
-                          p.ks, p.u));
+    return no<Explain>("KL={} x KS={} must divide U={}: each warp group takes U/KL steps, KS at a time", p.kl,
+                          p.ks, p.u);
   if (dtype == ir::DType::f16 && !p.acc32 && p.ms % 2)
-    return no(fmt::format("f16 accumulation works on f16x2 pairs along M: MS={} must be even", p.ms));
+    return no<Explain>("f16 accumulation works on f16x2 pairs along M: MS={} must be even", p.ms);
   GemmLayout l(dtype, a_trans, b_trans, p);
-  if (l.threads % 32) return no(fmt::format("(ML/MS)x(NL/NS)xKL = {} threads is not a whole number of warps", l.threads));
+  if (l.threads % 32) return no<Explain>("(ML/MS)x(NL/NS)xKL = {} threads is not a whole number of warps", l.threads);
   if (l.threads > device.max_threads_per_block)
-    return no(fmt::format("{} threads per block exceed the device's {}", l.threads, device.max_threads_per_block));
+    return no<Explain>("{} threads per block exceed the device's {}", l.threads, device.max_threads_per_block);
   for (auto [name, v] : {std::pair{"VA", p.va}, {"VB", p.vb}})
-    if (v * l.elem > 16) return no(fmt::format("{}={} exceeds 16-byte loads for {}-byte elements", name, v, l.elem));
-  if (auto r = check_load_layout('A', l.ca, l.oa, l.threads, p.la, p.va); !r) return r;
-  if (auto r = check_load_layout('B', l.cb, l.ob, l.threads, p.lb, p.vb); !r) return r;
+    if (v * l.elem > 16) return no<Explain>("{}={} exceeds 16-byte loads for {}-byte elements", name, v, l.elem);
+  if (auto r = check_load_layout<Explain>('A', l.ca, l.oa, l.threads, p.la, p.va); !r) return r;
+  if (auto r = check_load_layout<Explain>('B', l.cb, l.ob, l.threads, p.lb, p.vb); !r) return r;
   if (int smem = l.shared_bytes(p); smem > device.max_shared_per_block)
-    return no(fmt::format("{} bytes of shared memory exceed the device's {} per block", smem,
-                          device.max_shared_per_block));
+    return no<Explain>("{} bytes of shared memory exceed the device's {} per block", smem,
+                          device.max_shared_per_block);
   // The estimate's error reaches 16 registers (one standard deviation) and ptxas spills rather
   // than exceed its budget, so legality keeps a margin: in the sweep, every set that spilled had an
   // estimate within 24 registers of the budget or live data above 70% of it.
   int budget = register_budget(l.threads, device);
   int registers = estimate_gemm_registers(dtype, a_trans, b_trans, p);
   if (registers + 24 > budget)
-    return no(fmt::format("an estimated {} registers per thread (+24 of margin) exceed the budget of {} for {} threads",
-                          registers, budget, l.threads));
+    return no<Explain>("an estimated {} registers per thread (+24 of margin) exceed the budget of {} for {} threads",
+                          registers, budget, l.threads);
   if (int live = register_demand(dtype, a_trans, b_trans, p).live(); 10 * live > 7 * budget)
-    return no(fmt::format("{} registers of accumulators, fragments, prefetch and addresses exceed 70% of the budget "
+    return no<Explain>("{} registers of accumulators, fragments, prefetch and addresses exceed 70% of the budget "
                           "of {} for {} threads",
-                          live, budget, l.threads));
+                          live, budget, l.threads);
   return {};
 }
 
-Legality check_gemm(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
+template <bool Explain>
+Legality check_problem(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
   if (g.m < 1 || g.n < 1 || g.k < 0 || g.batch < 1)
-    return no(fmt::format("GEMM sizes must be positive (K may be 0): {}", ir::to_string(g)));
-  if (auto r = check_gemm_params(g.dtype, g.a_trans, g.b_trans, p, device); !r) return r;
+    return no<Explain>("GEMM sizes must be positive (K may be 0): {}", ir::to_string(g));
+  if (auto r = check_params<Explain>(g.dtype, g.a_trans, g.b_trans, p, device); !r) return r;
   int elem = static_cast<int>(ir::size_of(g.dtype));
   // A vector load must lie inside one row or column and start aligned: the contiguous extent, the
   // leading dimension, the batch stride and the base address must all be multiples of it.
@@ -120,25 +129,40 @@ Legality check_gemm(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& 
                           int align) -> Legality {
     if (v == 1) return {};
     if (contiguous % v)
-      return no(fmt::format("V{}={} must divide the contiguous extent {} of {}", operand, v, contiguous, operand));
-    if (ld % v) return no(fmt::format("V{}={} must divide ld{}={}", operand, v, char(operand + 32), ld));
+      return no<Explain>("V{}={} must divide the contiguous extent {} of {}", operand, v, contiguous, operand);
+    if (ld % v) return no<Explain>("V{}={} must divide ld{}={}", operand, v, char(operand + 32), ld);
     if (g.batch > 1 && stride % v)
-      return no(fmt::format("V{}={} must divide the batch stride {} of {}", operand, v, stride, operand));
+      return no<Explain>("V{}={} must divide the batch stride {} of {}", operand, v, stride, operand);
     if (align % (v * elem))
-      return no(fmt::format("V{}={} needs {}-byte aligned {}, which is only {}-byte aligned", operand, v, v * elem,
-                            operand, align));
+      return no<Explain>("V{}={} needs {}-byte aligned {}, which is only {}-byte aligned", operand, v, v * elem,
+                            operand, align);
     return {};
   };
   if (auto r = check_vector('A', p.va, g.a_trans ? g.k : g.m, g.lda, g.stride_a, g.align_a); !r) return r;
   if (auto r = check_vector('B', p.vb, g.b_trans ? g.n : g.k, g.ldb, g.stride_b, g.align_b); !r) return r;
   std::int64_t k_tiles = (g.k + p.u - 1) / p.u;
   if (p.kg > 1 && p.kg > k_tiles)
-    return no(fmt::format("KG={} splits K={} into more pieces than its {} tiles of U={}", p.kg, g.k, k_tiles, p.u));
-  if (p.kg > 65535 || g.batch > 65535) return no("KG and the batch count are limited to 65535 (grid y and z)");
+    return no<Explain>("KG={} splits K={} into more pieces than its {} tiles of U={}", p.kg, g.k, k_tiles, p.u);
+  if (p.kg > 65535 || g.batch > 65535) return no<Explain>("KG and the batch count are limited to 65535 (grid y and z)");
   std::int64_t tiles = ((g.m + p.ml - 1) / p.ml) * ((g.n + p.nl - 1) / p.nl);
-  if (tiles > 0x7fffffff) return no(fmt::format("{} tiles exceed the grid's x limit", tiles));
-  if (g.m > 0x7fffffff || g.n > 0x7fffffff || g.k > 0x7fffffff) return no("M, N and K must each fit in 32 bits");
+  if (tiles > 0x7fffffff) return no<Explain>("{} tiles exceed the grid's x limit", tiles);
+  if (g.m > 0x7fffffff || g.n > 0x7fffffff || g.k > 0x7fffffff) return no<Explain>("M, N and K must each fit in 32 bits");
   return {};
+}
+
+}  // namespace
+
+Legality check_gemm_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p,
+                           const DeviceLimits& device) {
+  return check_params<true>(dtype, a_trans, b_trans, p, device);
+}
+
+Legality check_gemm(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
+  return check_problem<true>(g, p, device);
+}
+
+bool gemm_legal(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
+  return check_problem<false>(g, p, device).legal;
 }
 
 }  // namespace isaac::lower

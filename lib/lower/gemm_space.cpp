@@ -1,10 +1,35 @@
+#include <isaac/error.hpp>
 #include <isaac/lower/gemm.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <string>
 
 namespace isaac::lower {
 
-std::vector<GemmParams> gemm_space(const ir::Gemm& problem, const DeviceLimits& device) {
+namespace {
+
+constexpr int u_values[] = {4, 8, 16, 32};
+constexpr int kg_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+constexpr int sw_values[] = {1, 8};
+
+int u_slot(int u) { return std::countr_zero(static_cast<unsigned>(u)) - 2; }
+
+}  // namespace
+
+const std::vector<GemmSpace::Split>& GemmSpace::splits_of(const GemmParams& base) const {
+  const int slot = u_slot(base.u);
+  if (slot < 0 || slot >= int(splits.size())) throw InvalidArgument("GemmSpace::splits_of: U=" + std::to_string(base.u) + " is not one of 4, 8, 16, 32");
+  return splits[slot];
+}
+
+std::size_t GemmSpace::size() const {
+  std::size_t n = 0;
+  for (const GemmParams& b : bases) n += splits_of(b).size();
+  return n;
+}
+
+GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device) {
   // The load layouts are not searched: each operand takes the widest legal arrangement along its
   // contiguous axis, which is what coalescing wants.
   auto widest = [](int contiguous, int vector, int threads) {
@@ -12,9 +37,10 @@ std::vector<GemmParams> gemm_space(const ir::Gemm& problem, const DeviceLimits& 
     while (along > 1 && (threads % along || contiguous % (along * vector))) along /= 2;
     return along;
   };
-  std::vector<GemmParams> out;
+  GemmSpace space;
   GemmParams p;
   p.acc32 = 1;
+  p.kg = 1, p.sw = 1;
   for (int ml : {16, 32, 64, 128, 256})
     for (int nl : {16, 32, 64, 128, 256})
       for (int ms : {1, 2, 4, 8, 16})
@@ -23,7 +49,7 @@ std::vector<GemmParams> gemm_space(const ir::Gemm& problem, const DeviceLimits& 
             p.ml = ml, p.nl = nl, p.ms = ms, p.ns = ns, p.kl = kl;
             int threads = p.threads();
             if (threads % 32 || threads > device.max_threads_per_block) continue;
-            for (int u : {4, 8, 16, 32})
+            for (int u : u_values)
               for (int ks : {1, 2})
                 for (int va : {1, 2, 4, 8})
                   for (int vb : {1, 2, 4, 8})
@@ -31,15 +57,32 @@ std::vector<GemmParams> gemm_space(const ir::Gemm& problem, const DeviceLimits& 
                       p.u = u, p.ks = ks, p.va = va, p.vb = vb, p.db = db;
                       p.la = widest(problem.a_trans ? p.u : p.ml, p.va, threads);
                       p.lb = widest(problem.b_trans ? p.nl : p.u, p.vb, threads);
-                      p.kg = 1, p.sw = 1;
-                      if (!check_gemm(problem, p, device)) continue;
-                      for (int kg : {1, 2, 4, 8, 16, 32, 64, 128, 256})
-                        for (int sw : {1, 8}) {
-                          p.kg = kg, p.sw = sw;
-                          if (check_gemm(problem, p, device)) out.push_back(p);
-                        }
+                      if (gemm_legal(problem, p, device)) space.bases.push_back(p);
                     }
           }
+  // The splits of a base set with this U: KG and SW only meet the K tiles and the grid limits.
+  for (int u : u_values) {
+    auto it = std::find_if(space.bases.begin(), space.bases.end(), [&](const GemmParams& b) { return b.u == u; });
+    if (it == space.bases.end()) continue;
+    GemmParams q = *it;
+    for (int kg : kg_values)
+      for (int sw : sw_values) {
+        q.kg = kg, q.sw = sw;
+        if (gemm_legal(problem, q, device)) space.splits[u_slot(u)].push_back({kg, sw});
+      }
+  }
+  return space;
+}
+
+std::vector<GemmParams> gemm_space(const ir::Gemm& problem, const DeviceLimits& device) {
+  const GemmSpace space = gemm_space_levels(problem, device);
+  std::vector<GemmParams> out;
+  out.reserve(space.size());
+  for (GemmParams p : space.bases)
+    for (auto [kg, sw] : space.splits_of(p)) {
+      p.kg = kg, p.sw = sw;
+      out.push_back(p);
+    }
   return out;
 }
 

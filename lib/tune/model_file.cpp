@@ -33,6 +33,8 @@ std::string model_to_json(const Model& model) {
       {"version", model_format_version},
       {"template", model.template_name},
       {"device", model.device},
+      {"compute_capability", model.compute_capability},
+      {"dtype", model.dtype},
       {"target", model.target},
       {"features", model.features},
       {"layer_sizes", model.mlp.sizes()},
@@ -108,6 +110,12 @@ Model model_from_json(std::string_view text, const std::string& origin) {
   model.template_name = r.string(r.field(doc, "template", "the file"), "\"template\"");
   model.device = r.string(r.field(doc, "device", "the file"), "\"device\"");
   model.target = r.string(r.field(doc, "target", "the file"), "\"target\"");
+  if (auto it = doc.find("compute_capability"); it != doc.end()) {
+    if (!it->is_number_integer() || it->get<long>() < 0)
+      r.fail(fmt::format("\"compute_capability\" must be a non-negative integer such as 90, got {}", it->dump()));
+    model.compute_capability = it->get<int>();
+  }
+  if (auto it = doc.find("dtype"); it != doc.end()) model.dtype = r.string(*it, "\"dtype\"");
   const json& features = r.field(doc, "features", "the file");
   if (!features.is_array()) r.fail("\"features\" must be an array of names");
   for (const json& f : features) model.features.push_back(r.string(f, "a feature name"));

@@ -57,13 +57,30 @@ std::vector<std::string> read_lines(const std::string& path) {
 
 }  // namespace
 
+Dataset load_one(const std::string& path, const std::string& dtype);
+
 std::vector<std::string> Dataset::jobs() const {
   std::set<std::string> set;
   for (const Row& r : rows) set.insert(r.job);
   return {set.begin(), set.end()};
 }
 
-Dataset load_dataset(const std::string& path) {
+Dataset load_dataset(const std::string& paths, const std::string& dtype) {
+  Dataset data;
+  data.samples.features = int(gemm_feature_names().size());
+  size_t pos = 0;
+  while (pos <= paths.size()) {
+    const size_t comma = std::min(paths.find(',', pos), paths.size());
+    Dataset part = load_one(paths.substr(pos, comma - pos), dtype);
+    data.rows.insert(data.rows.end(), part.rows.begin(), part.rows.end());
+    data.samples.x.insert(data.samples.x.end(), part.samples.x.begin(), part.samples.x.end());
+    data.samples.y.insert(data.samples.y.end(), part.samples.y.begin(), part.samples.y.end());
+    pos = comma + 1;
+  }
+  return data;
+}
+
+Dataset load_one(const std::string& path, const std::string& dtype) {
   const auto lines = read_lines(path);
   Dataset data;
   data.samples.features = int(gemm_feature_names().size());
@@ -83,7 +100,7 @@ Dataset load_dataset(const std::string& path) {
         throw InvalidArgument(fmt::format("{}:{}: {} fields, no \"{}\"", path, ln + 1, fields.size(), name));
       return fields[i];
     };
-    if (get("status") != "ok") continue;
+    if (get("status") != "ok" || (!dtype.empty() && get("dtype") != dtype)) continue;
     try {
       Row row;
       row.tflops = std::stod(get("tflops"));
@@ -104,7 +121,8 @@ Dataset load_dataset(const std::string& path) {
       throw InvalidArgument(fmt::format("{}:{}: {}", path, ln + 1, e.what()));
     }
   }
-  if (data.rows.empty()) throw InvalidArgument(fmt::format("{}: no measured rows (status ok)", path));
+  if (data.rows.empty())
+    throw InvalidArgument(fmt::format("{}: no measured rows (status ok){}", path, dtype.empty() ? "" : " of dtype " + dtype));
   return data;
 }
 

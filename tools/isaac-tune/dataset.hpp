@@ -22,8 +22,9 @@ struct Dataset {
   std::vector<std::string> jobs() const;
 };
 
-// Reads a CSV with a header (dtype, suite, m, n, k, at, bt, params, status, tflops, ...); a path
-// ending in .xz is read through `xz -dc`. Throws InvalidArgument naming the file and line.
-Dataset load_dataset(const std::string& path);
+// Reads CSVs with a header (dtype, suite, m, n, k, at, bt, params, status, tflops, ...), several
+// separated by commas; a path ending in .xz is read through `xz -dc`. A non-empty `dtype` keeps only
+// its rows. Throws InvalidArgument naming the file and line.
+Dataset load_dataset(const std::string& paths, const std::string& dtype = "");
 
 }  // namespace isaac::tune::cli

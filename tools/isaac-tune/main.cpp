@@ -8,6 +8,7 @@
 //   isaac-tune cv    --data ... --architectures "32;64;64,64;128,128;256,128,64" --folds 5 [--split jobs]
 //   isaac-tune cv    --data ... --architectures "64,64" --sizes 250,500,1000,2000,4000,7000
 #include "dataset.hpp"
+#include "search.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/tune/features.hpp>
@@ -132,12 +133,14 @@ void print_ranking_table(const std::vector<Ranking>& ranks) {
 }
 
 int cmd_train(const std::string& data_path, const std::string& hidden_text, const TrainFlags& f,
-              const std::string& out, const std::string& device) {
-  const Dataset data = load_dataset(data_path);
+              const std::string& out, const std::string& device, int compute_capability, const std::string& dtype) {
+  const Dataset data = load_dataset(data_path, dtype);
   fmt::print(stderr, "{}: {} measured rows, {} jobs\n", data_path, data.rows.size(), data.jobs().size());
   const auto hidden = tune::parse_hidden(hidden_text);
   tune::Model model;
   model.device = device;
+  model.compute_capability = compute_capability;
+  model.dtype = dtype;
   model.features = tune::gemm_feature_names();
   model.mlp = tune::Mlp(data.samples.features, hidden, f.seed);
   auto opts = options_of(f, f.epochs);
@@ -152,11 +155,12 @@ int cmd_train(const std::string& data_path, const std::string& hidden_text, cons
 
 int cmd_eval(const std::string& data_path, const std::string& model_path, bool table) {
   const tune::Model model = tune::load_model(model_path);
+  const std::string dtype = model.dtype;
   if (model.template_name != "gemm")
     throw InvalidArgument(fmt::format("{} is a {} model; isaac-tune eval reads GEMM data", model_path, model.template_name));
   if (model.features != tune::gemm_feature_names())
     throw InvalidArgument(fmt::format("{} was trained on other features than this build computes; retrain it", model_path));
-  const Dataset data = load_dataset(data_path);
+  const Dataset data = load_dataset(data_path, dtype);
   const auto pred = model.mlp.predict(data.samples);
   double mse = 0;
   for (size_t i = 0; i < pred.size(); ++i) mse += std::pow(pred[i] - data.samples.y[i], 2) / double(pred.size());
@@ -203,9 +207,10 @@ std::vector<int> assign_folds(const Dataset& data, int folds, const std::string&
   return fold;
 }
 
-int cmd_cv(const std::string& data_path, const std::string& arch_text, int folds, const std::string& split,
-           const std::string& sizes_text, const TrainFlags& f, const std::string& csv_path, bool table) {
-  const Dataset data = load_dataset(data_path);
+int cmd_cv(const std::string& data_path, const std::string& dtype, const std::string& arch_text, int folds,
+           const std::string& split, const std::string& sizes_text, const TrainFlags& f, const std::string& csv_path,
+           bool table) {
+  const Dataset data = load_dataset(data_path, dtype);
   fmt::print(stderr, "{}: {} measured rows, {} jobs\n", data_path, data.rows.size(), data.jobs().size());
   if (folds < 2) throw InvalidArgument(fmt::format("--folds {}: at least 2", folds));
   const auto archs = parse_architectures(arch_text);
@@ -308,19 +313,22 @@ int cmd_cv(const std::string& data_path, const std::string& arch_text, int folds
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"isaac-tune: train and evaluate the tuner's MLP performance model on measured GEMM data"};
+  CLI::App app{"isaac-tune: the tuner's data, MLP performance model and search for GEMM"};
   app.require_subcommand(1);
   std::string data_path, hidden = "64,64", out, model_path, arch = "32;64;64,64;128,128;256,128,64", split = "rows",
-                         sizes, csv_path, device = "unknown";
-  int folds = 5;
+                         sizes, csv_path, device = "unknown", dtype;
+  int folds = 5, compute_capability = 0;
   bool table = false;
   TrainFlags flags;
 
   auto* train = app.add_subcommand("train", "train a model on a dataset and write the model file");
-  train->add_option("--data", data_path, "dataset CSV (.xz read through xz -dc)")->required();
+  train->add_option("--data", data_path, "dataset CSVs, comma-separated (.xz read through xz -dc)")->required();
   train->add_option("--hidden", hidden, "hidden layer sizes, e.g. 64,64 (0 for a linear model)")->capture_default_str();
   train->add_option("--out", out, "model file to write (JSON)")->required();
   train->add_option("--device", device, "the GPU the data was measured on, recorded in the model")->capture_default_str();
+  train->add_option("--compute-capability", compute_capability, "of that GPU, e.g. 90 (models for other GPUs are "
+                    "chosen by it)")->capture_default_str();
+  train->add_option("--dtype", dtype, "train on this dtype's rows only (f16, f32, f64), recorded in the model");
   add_train_flags(train, flags);
 
   auto* eval = app.add_subcommand("eval", "MSE of a model on a dataset and how it ranks each job's parameter sets");
@@ -330,6 +338,7 @@ int main(int argc, char** argv) {
 
   auto* cv = app.add_subcommand("cv", "k-fold cross-validation MSE per architecture, or MSE against dataset size");
   cv->add_option("--data", data_path, "dataset CSV (.xz read through xz -dc)")->required();
+  cv->add_option("--dtype", dtype, "only this dtype's rows");
   cv->add_option("--architectures", arch, "hidden layers of each architecture, ';' between them")->capture_default_str();
   cv->add_option("--folds", folds, "number of folds")->capture_default_str();
   cv->add_option("--split", split, "rows: random rows per fold; jobs: whole (problem, dtype) jobs per fold")
@@ -339,12 +348,23 @@ int main(int argc, char** argv) {
   cv->add_flag("--table", table, "with --split jobs: print the per-job ranking table");
   add_train_flags(cv, flags);
 
-  CLI11_PARSE(app, argc, argv);
+  int exit_code = 0;
+  add_search_command(app, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const isaac::Error& e) {
+    fmt::print(stderr, "isaac-tune: {}\n", e.what());
+    return 1;
+  }
+  if (app.got_subcommand("search")) return exit_code;
   try {
     flags.hidden = hidden;
-    if (*train) return cmd_train(data_path, hidden, flags, out, device);
+    if (*train) return cmd_train(data_path, hidden, flags, out, device, compute_capability, dtype);
     if (*eval) return cmd_eval(data_path, model_path, table);
-    if (*cv) return cmd_cv(data_path, arch, folds, split, sizes, flags, csv_path, table);
+    if (*cv) return cmd_cv(data_path, dtype, arch, folds, split, sizes, flags, csv_path, table);
   } catch (const isaac::Error& e) {
     fmt::print(stderr, "isaac-tune: {}\n", e.what());
     return 1;

@@ -55,6 +55,8 @@ struct Legality {
 // Checks the parameters alone, against the problem (sizes, alignment, leading dimensions) and
 // against the device (threads, shared memory, estimated registers).
 Legality check_gemm(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
+// check_gemm's verdict without the reason (what the searches call, a million times per problem).
+bool gemm_legal(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
 // The same without a problem: whether these parameters can compile at all for this layout/dtype.
 Legality check_gemm_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p,
                            const DeviceLimits& device = {});
@@ -97,8 +99,21 @@ GemmGrid gemm_grid(const ir::Gemm& problem, const GemmParams& p, SplitMode mode)
 GemmKernel emit_gemm(const ir::Gemm& problem, const GemmParams& p, const Target& target,
                      SplitMode mode = SplitMode::atomic);
 
-// Every legal parameter set of the template's search space for this problem (the space the tuner
-// and the brute-force sweep enumerate).
+// The template's search space for a problem, in two levels: every legal "base" set (KG = 1, SW = 1)
+// and the KG and SW values each base set allows. Given a legal base set, whether a KG is legal
+// depends only on U (KG may not exceed the K tiles), so the splits are listed per U.
+struct GemmSpace {
+  std::vector<GemmParams> bases;
+  struct Split {
+    int kg, sw;
+  };
+  std::array<std::vector<Split>, 4> splits;  // by log2(U) - 2, U in {4, 8, 16, 32}
+  const std::vector<Split>& splits_of(const GemmParams& base) const;
+  std::size_t size() const;  // legal sets in all
+};
+GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device = {});
+
+// Every legal parameter set of the space, expanded (the brute-force sweep enumerates these).
 std::vector<GemmParams> gemm_space(const ir::Gemm& problem, const DeviceLimits& device = {});
 
 }  // namespace isaac::lower

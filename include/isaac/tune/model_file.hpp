@@ -6,6 +6,7 @@
 // model.
 //
 // {"format": "isaac-model", "version": 1, "template": "gemm", "device": "NVIDIA H200",
+//  "compute_capability": 90, "dtype": "f32" (both optional),
 //  "target": "log_tflops", "features": [...], "layer_sizes": [31, 64, 64, 1],
 //  "normalisation": {"feature_mean": [...], "feature_scale": [...], "target_mean": m, "target_scale": s},
 //  "layers": [{"weights": [[row], ...], "bias": [...]}, ...],
@@ -33,6 +34,8 @@ struct TrainingInfo {
 struct Model {
   std::string template_name = "gemm";  // which template's parameters the features describe
   std::string device;                  // the GPU the data was measured on
+  int compute_capability = 0;          // of that GPU (90 for sm_90); 0 when unknown
+  std::string dtype;                   // the dtype of the training data ("f32"); empty for any
   std::string target = "log_tflops";   // what the network predicts: natural log of TFLOP/s
   std::vector<std::string> features;   // names, one per input
   Mlp mlp;

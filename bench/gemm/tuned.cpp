@@ -1,0 +1,253 @@
+// `tuned`: the tuner (issue 6) against the brute-force sweep and cuBLAS, in one process. For each
+// problem x dtype of the winners CSV, on the same operands, four adjacent benchmarks:
+//   brute/<name>   the sweep's winner (the brute-force best)
+//   top1/<name>    the model's first choice over the whole legal space (nothing timed to choose it)
+//   topk/<name>    the fastest of the model's k best, re-benchmarked (isaac::choose_gemm)
+//   cublas/<name>  the best of cublasGemmEx and cuBLASLt's heuristic list
+// Each isaac kernel is checked against the float64 reference before it is timed. Writes a CSV with the
+// ratios to the brute-force best and to cuBLAS, and prints the issue's criteria (top-1 >= 85%, top-k
+// >= 95% of the brute-force best).
+#include "compile_pool.hpp"
+#include "cublas.hpp"
+#include "google_benchmark.hpp"
+#include "modes.hpp"
+#include "operands.hpp"
+#include "problems.hpp"
+#include "csv.hpp"
+#include "winners.hpp"
+
+#include <isaac/gemm.hpp>
+#include <isaac/runtime/timer.hpp>
+#include <isaac/tune/models.hpp>
+#include <isaac/tuning.hpp>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace isaac::bench {
+
+namespace {
+
+enum Contender { brute, top1, topk, cublas, contenders };
+constexpr const char* contender_names[] = {"brute", "top1", "topk", "cublas"};
+
+struct Row {
+  Winner winner;
+  ir::Gemm gemm;
+  std::string name;
+  std::array<std::optional<lower::GemmParams>, 3> params;  // brute, top1, topk
+  std::array<std::optional<CompiledGemm>, 3> kernels;
+  std::array<std::string, contenders> errors;
+  std::array<double, contenders> tflops{};
+  GemmDecision decision;
+  double tuning_seconds = 0;  // choose_gemm: search, compiling and timing the top k
+  std::string model_source;
+  std::unique_ptr<Operands> operands;
+};
+
+struct Shared {
+  const TunedOptions& options;
+  Cublas& cublas;
+  runtime::Stream& stream;
+  lower::SplitMode mode;
+};
+
+Operands& operands_of(Row& row, Shared& s) {
+  if (!row.operands)
+    row.operands = std::make_unique<Operands>(row.gemm, hash_name(row.name, 11), s.cublas, s.stream);
+  return *row.operands;
+}
+
+void bench_isaac(benchmark::State& state, Row& row, Contender who, Shared& s) {
+  double ms = 0;
+  try {
+    if (!row.kernels[who]) throw BenchError(row.errors[who].empty() ? "no kernel" : row.errors[who]);
+    const CompiledGemm& kernel = *row.kernels[who];
+    Operands& ops = operands_of(row, s);
+    auto enqueue = [&](const runtime::Stream& st) { kernel.run(row.gemm, ops.c(), ops.a(), ops.b(), 1.0, 0.0, st); };
+    ops.poison_c(s.stream);
+    enqueue(s.stream);
+    const lower::GemmParams& p = kernel.params();
+    auto check = ops.check_c(tolerance_for(row.gemm.dtype, row.gemm.k, p.acc32 != 0,
+                                           output_roundings(p.kg, s.mode == lower::SplitMode::atomic)),
+                             s.stream);
+    if (!check.ok) throw BenchError("wrong result: " + check.str());
+    ms = runtime::time_on_stream(enqueue, s.stream, {.warmup = 2, .repeats = s.options.repeats, .flush_l2 = true})
+             .median_ms;
+  } catch (const std::exception& e) {
+    row.errors[who] = one_line(e.what());
+    state.SkipWithError(row.errors[who].c_str());
+    return;
+  }
+  for ([[maybe_unused]] auto _ : state) state.SetIterationTime(ms * 1e-3);
+  row.tflops[who] = row.winner.problem.flops() / (ms * 1e-3) / 1e12;
+  state.counters["TFLOP/s"] = row.tflops[who];
+  state.SetLabel(row.kernels[who]->params().str());
+}
+
+void bench_cublas(benchmark::State& state, Row& row, Shared& s) {
+  double ms = 0;
+  try {
+    Operands& ops = operands_of(row, s);
+    auto best = s.cublas.best(row.gemm, ops.c(), ops.a(), ops.b(), s.stream,
+                              {.warmup = 2, .repeats = s.options.repeats, .flush_l2 = true}, s.options.lt_algorithms);
+    ms = best.median_ms;
+    state.SetLabel(best.which);
+  } catch (const std::exception& e) {
+    row.errors[cublas] = one_line(e.what());
+    state.SkipWithError(row.errors[cublas].c_str());
+    row.operands.reset();
+    return;
+  }
+  row.operands.reset();  // the row is done: free its device memory
+  for ([[maybe_unused]] auto _ : state) state.SetIterationTime(ms * 1e-3);
+  row.tflops[cublas] = row.winner.problem.flops() / (ms * 1e-3) / 1e12;
+  state.counters["TFLOP/s"] = row.tflops[cublas];
+}
+
+double ratio(double a, double b) { return a > 0 && b > 0 ? a / b : 0; }
+
+std::string cell(double v) { return v > 0 ? fmt::format("{:.3f}", v) : ""; }
+
+}  // namespace
+
+int tuned_main(const TunedOptions& o) {
+  if (o.repeats < 1 || o.top_k < 1) throw BenchError("--repeats and --top-k must be at least 1");
+  if (!init_google_benchmark(o.benchmark_args)) return exit_failed;
+  const auto dtypes = parse_dtypes(o.dtypes);
+  runtime::use_device(0);
+  const runtime::DeviceInfo info = runtime::device_info(0);
+  const lower::DeviceLimits limits = device_limits(info);
+  runtime::Stream stream;
+  Cublas cublas_handle;
+  const lower::SplitMode mode = parse_split_mode(o.split_mode);
+  fmt::print("tuned on {} (sm_{}, {} SMs), driver {}, {}; top-k = {}\n", info.name, info.compute_capability(),
+             info.sm_count, runtime::driver_version(), cublas_handle.version(), o.top_k);
+
+  std::vector<std::unique_ptr<Row>> rows;
+  for (const Winner& w : read_winners(o.winners)) {
+    if (std::find(dtypes.begin(), dtypes.end(), w.dtype) == dtypes.end()) continue;
+    auto row = std::make_unique<Row>();
+    row->winner = w;
+    row->gemm = to_gemm(w.problem, w.dtype);
+    row->name = problem_name(w.dtype, w.problem);
+    try {
+      row->params[brute] = lower::parse_gemm_params(w.params);
+      if (auto legal = lower::check_gemm(row->gemm, *row->params[brute], limits); !legal)
+        throw BenchError("the sweep's winner is no longer legal: " + legal.reason);
+    } catch (const std::exception& e) {
+      row->params[brute].reset();
+      row->errors[brute] = one_line(e.what());
+    }
+    const auto model = tune::find_model("gemm", w.dtype, info.name, info.compute_capability());
+    if (!model) {
+      row->errors[top1] = row->errors[topk] = fmt::format("no GEMM {} model", ir::name(w.dtype));
+    } else {
+      row->model_source = model->source;
+      row->params[top1] = tune::rank_gemm_space(row->gemm, limits, model->model, 1).front().params;
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        row->decision = choose_gemm(row->gemm, {.top_k = o.top_k, .ordinal = 0, .mode = mode});
+        row->params[topk] = row->decision.params;
+      } catch (const std::exception& e) {
+        row->errors[topk] = one_line(e.what());
+      }
+      row->tuning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    fmt::print("{}: {} in {:.2f} s (search: {} legal sets, enumerated in {:.1f} ms, model over all of them {:.1f} ms)\n",
+               row->name, row->decision.how, row->tuning_seconds, row->decision.search.legal_sets,
+               row->decision.search.enumerate_ms, row->decision.search.evaluate_ms);
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) throw BenchError(fmt::format("{} has no problem in the dtypes {}", o.winners, o.dtypes));
+
+  // Every kernel compiled on all cores before anything is timed.
+  std::vector<ir::Gemm> gemms;
+  std::vector<lower::GemmParams> params;
+  std::vector<std::pair<Row*, int>> slots;
+  for (auto& row : rows)
+    for (int who : {brute, top1, topk})
+      if (row->params[who]) gemms.push_back(row->gemm), params.push_back(*row->params[who]), slots.push_back({row.get(), who});
+  auto compiled = compile_all(gemms, params, mode, 0);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    auto [row, who] = slots[i];
+    if (compiled[i].gemm) row->kernels[who] = std::move(compiled[i].gemm);
+    else row->errors[who] = one_line(compiled[i].error);
+  }
+
+  Shared shared{o, cublas_handle, stream, mode};
+  for (auto& row : rows) {
+    Row* r = row.get();
+    for (int who : {brute, top1, topk})
+      benchmark::RegisterBenchmark(fmt::format("{}/{}", contender_names[who], r->name).c_str(),
+                                   [r, who, &shared](benchmark::State& st) {
+                                     bench_isaac(st, *r, Contender(who), shared);
+                                   })
+          ->UseManualTime()
+          ->Iterations(1)
+          ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(fmt::format("cublas/{}", r->name).c_str(),
+                                 [r, &shared](benchmark::State& st) { bench_cublas(st, *r, shared); })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+
+  std::string csv = fmt::format(
+      "# isaac-bench-gemm tuned on {} (sm_{}), driver {}, {}; median of {} runs, L2 flushed; top-k = {}; brute = the "
+      "sweep's winner ({}); ratios of TFLOP/s measured in this run\n",
+      info.name, info.compute_capability(), runtime::driver_version(), cublas_handle.version(), o.repeats, o.top_k,
+      o.winners);
+  csv += "dtype,suite,m,n,k,at,bt,brute_tflops,top1_tflops,topk_tflops,cublas_tflops,top1_vs_brute,topk_vs_brute,"
+         "topk_vs_cublas,topk_rank,legal_sets,enumerate_ms,evaluate_ms,tuning_s,model,brute_params,top1_params,"
+         "topk_params,errors\n";
+  std::map<ir::DType, std::vector<double>> vs_cublas;
+  int rows_ok = 0, top1_ok = 0, topk_ok = 0;
+  fmt::print("\n{:<44} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "problem", "brute", "top1", "top-k", "cuBLAS",
+             "top1/bf", "top-k/bf");
+  for (const auto& r : rows) {
+    std::string errors;
+    for (int who = 0; who < contenders; ++who)
+      if (!r->errors[who].empty()) errors += fmt::format("{}{}: {}", errors.empty() ? "" : "; ", contender_names[who], r->errors[who]);
+    const double r1 = ratio(r->tflops[top1], r->tflops[brute]), rk = ratio(r->tflops[topk], r->tflops[brute]);
+    const double rc = ratio(r->tflops[topk], r->tflops[cublas]);
+    if (r1 > 0 && rk > 0) {
+      ++rows_ok;
+      top1_ok += r1 >= 0.85;
+      topk_ok += rk >= 0.95;
+    }
+    if (rc > 0) vs_cublas[r->gemm.dtype].push_back(rc);
+    const Problem& p = r->winner.problem;
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.2f},\"{}\",\"{}\",\"{}\",\"{}\",\"{}\"\n",
+                       ir::name(r->gemm.dtype), p.suite, p.m, p.n, p.k, int(p.at), int(p.bt), cell(r->tflops[brute]),
+                       cell(r->tflops[top1]), cell(r->tflops[topk]), cell(r->tflops[cublas]), cell(r1), cell(rk),
+                       cell(rc), r->params[topk] ? std::to_string(r->decision.rank) : "",
+                       r->decision.search.legal_sets, r->decision.search.enumerate_ms, r->decision.search.evaluate_ms,
+                       r->tuning_seconds, r->model_source, r->params[brute] ? r->params[brute]->str() : "",
+                       r->params[top1] ? r->params[top1]->str() : "", r->params[topk] ? r->params[topk]->str() : "",
+                       errors);
+    fmt::print("{:<44} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.3f} {:>8.3f}{}\n", r->name, r->tflops[brute],
+               r->tflops[top1], r->tflops[topk], r->tflops[cublas], r1, rk, errors.empty() ? "" : "  " + errors);
+  }
+  fmt::print("\ntop-1 >= 85% of the brute-force best: {}/{} rows; top-{} >= 95%: {}/{} rows\n", top1_ok, rows_ok,
+             o.top_k, topk_ok, rows_ok);
+  for (const auto& [d, v] : vs_cublas) {
+    double log_sum = 0;
+    for (double x : v) log_sum += std::log(x);
+    fmt::print("tuned isaac / cuBLAS, {}: geometric mean {:.3f} over {} rows\n", ir::name(d),
+               std::exp(log_sum / double(v.size())), v.size());
+  }
+  write_file(o.csv, csv);
+  fmt::print("wrote {}\n", o.csv);
+  return rows_ok == int(rows.size()) ? exit_ok : exit_failed;
+}
+
+}  // namespace isaac::bench

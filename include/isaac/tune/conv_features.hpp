@@ -1,0 +1,22 @@
+#pragma once
+// The model's feature vector of one (CONV problem, parameters) pair, in the spirit of the GEMM
+// features: log2 of the sizes (N, C, H, W, K, P, Q, R, S, stride, pad + 1, dilation) and of the
+// implicit GEMM they make (N*P*Q x K x C*R*S), the two layout flags the template cares about, a
+// one-hot dtype, log2 of every power-of-two parameter, DB, and log2 of the threads per block, the
+// blocks launched and the reduction iterations per block. Names are stable and recorded in models.
+#include <isaac/ir/conv.hpp>
+#include <isaac/lower/conv.hpp>
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace isaac::tune {
+
+const std::vector<std::string>& conv_feature_names();
+
+// Many parameter sets for one problem, row-major (one row per set).
+std::vector<double> conv_features(const ir::Conv& problem, std::span<const lower::ConvParams> params);
+std::vector<double> conv_features(const ir::Conv& problem, const lower::ConvParams& params);
+
+}  // namespace isaac::tune

@@ -1,0 +1,74 @@
+#pragma once
+// The model search (paper §6): rank the whole legal space of a problem with the performance model,
+// keep the best k, then (select_*) re-benchmark them on the GPU and keep the fastest.
+//
+// GEMM: the first layer of the network is linear in the features, and the features of a parameter
+// set differ from those of its base set (KG = 1, SW = 1) only by terms that depend on U, KG and SW.
+// So the first layer runs once per base set (~60k) plus once per (U, KG, SW), and every expanded set
+// (~1M) costs one vector addition before the remaining layers: the same numbers as predict(), up to
+// float rounding (the test checks both). CONV spaces are smaller and go through predict() directly.
+#include <isaac/ir/conv.hpp>
+#include <isaac/ir/gemm.hpp>
+#include <isaac/lower/conv.hpp>
+#include <isaac/lower/gemm.hpp>
+#include <isaac/tune/model_file.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace isaac::tune {
+
+template <class Params>
+struct RankedSet {
+  Params params;
+  double predicted_tflops = 0;
+};
+using Ranked = RankedSet<lower::GemmParams>;
+using RankedConv = RankedSet<lower::ConvParams>;
+
+struct SearchReport {
+  std::size_t legal_sets = 0;  // the whole legal space that was ranked
+  double enumerate_ms = 0;     // listing the legal space
+  double evaluate_ms = 0;      // the model over every legal set, and the top-k selection
+};
+
+// The `top` best legal sets by predicted TFLOP/s, best first. The model must be made for the
+// template, with its feature names (else InvalidArgument says what it was made for).
+std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model,
+                                    int top, SearchReport* report = nullptr);
+std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
+                                        const lower::DeviceLimits& device, const Model& model, int top,
+                                        SearchReport* report = nullptr);
+
+// Measures one parameter set on the GPU and returns its time in ms; throws when it cannot (a
+// compile, JIT or launch failure): the selection then moves on to the next candidate.
+template <class Params>
+using Benchmark = std::function<double(const Params&)>;
+using GemmBenchmark = Benchmark<lower::GemmParams>;
+
+template <class Params>
+struct Choice {
+  Params params;
+  double predicted_tflops = 0;
+  double measured_ms = -1;  // -1 when nothing was measured (top_k = 0)
+  int rank = 0;             // the model's rank of the chosen set (0 = its first choice)
+  int benchmarked = 0;      // candidates that ran
+  std::vector<std::string> failures;  // candidates that could not run, with why
+  SearchReport search;
+};
+using Selection = Choice<lower::GemmParams>;
+using ConvSelection = Choice<lower::ConvParams>;
+
+// Ranks the space and re-benchmarks the model's `top_k` best (0 trusts the model's first choice).
+// `candidates`, when given, first sees every set that may be benchmarked, in order (to compile them
+// in parallel). Throws isaac::Error when no candidate could run.
+Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model, int top_k,
+                      const GemmBenchmark& benchmark,
+                      const std::function<void(const std::vector<Ranked>&)>& candidates = {});
+ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
+                          const lower::DeviceLimits& device, const Model& model, int top_k,
+                          const Benchmark<lower::ConvParams>& benchmark,
+                          const std::function<void(const std::vector<RankedConv>&)>& candidates = {});
+
+}  // namespace isaac::tune

@@ -1,0 +1,56 @@
+#include <isaac/tune/conv_features.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+namespace isaac::tune {
+
+namespace {
+
+double lg(double v) { return std::log2(std::max(v, 1.0)); }
+double lg(int v) { return v > 0 && std::has_single_bit(unsigned(v)) ? std::countr_zero(unsigned(v)) : lg(double(v)); }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / std::max<std::int64_t>(b, 1); }
+
+}  // namespace
+
+const std::vector<std::string>& conv_feature_names() {
+  static const std::vector<std::string> names = {
+      "log2_n", "log2_c", "log2_h", "log2_w", "log2_k", "log2_p", "log2_q", "log2_r", "log2_s", "log2_stride",
+      "log2_pad_plus_1", "log2_dilation", "log2_gemm_m", "log2_gemm_n", "log2_gemm_k", "input_reduction_contiguous",
+      "filter_k_contiguous", "f16", "bf16", "f32", "f64",
+      "log2_pl", "log2_kl", "log2_ps", "log2_ks", "log2_u", "log2_cs", "log2_cl", "log2_cg", "log2_vi", "log2_vf",
+      "log2_li", "log2_lf", "db", "log2_threads", "log2_blocks", "log2_reduction_iterations"};
+  return names;
+}
+
+std::vector<double> conv_features(const ir::Conv& v, std::span<const lower::ConvParams> params) {
+  const size_t width = conv_feature_names().size();
+  const ir::ImplicitGemm g = ir::implicit_gemm(v);
+  std::vector<double> problem = {lg(double(v.n)), lg(double(v.c)), lg(double(v.h)), lg(double(v.w)), lg(double(v.k)),
+                                 lg(double(v.p)), lg(double(v.q)), lg(double(v.r)), lg(double(v.s)),
+                                 lg(double(std::max(v.stride_h, v.stride_w))),
+                                 lg(double(std::max(v.pad_h, v.pad_w) + 1)),
+                                 lg(double(std::max(v.dilation_h, v.dilation_w))), lg(double(g.m)), lg(double(g.n)),
+                                 lg(double(g.k)), double(lower::conv_input_reduction_contiguous(v)),
+                                 double(lower::conv_filter_k_contiguous(v)), double(v.dtype == ir::DType::f16),
+                                 double(v.dtype == ir::DType::bf16), double(v.dtype == ir::DType::f32),
+                                 double(v.dtype == ir::DType::f64)};
+  std::vector<double> out(width * params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const lower::ConvParams& p = params[i];
+    double* o = std::copy(problem.begin(), problem.end(), out.data() + i * width);
+    for (int x : {p.pl, p.kl, p.ps, p.ks, p.u, p.cs, p.cl, p.cg, p.vi, p.vf, p.li, p.lf}) *o++ = lg(x);
+    *o++ = p.db;
+    *o++ = lg(p.threads());
+    *o++ = lg(double(ceil_div(g.m, p.pl) * ceil_div(g.n, p.kl) * std::max(p.cg, 1)));
+    *o++ = lg(double(ceil_div(ceil_div(g.k, std::max(p.cg, 1)), p.u)));
+  }
+  return out;
+}
+
+std::vector<double> conv_features(const ir::Conv& problem, const lower::ConvParams& params) {
+  return conv_features(problem, std::span(&params, 1));
+}
+
+}  // namespace isaac::tune

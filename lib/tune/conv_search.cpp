@@ -1,0 +1,69 @@
+#include <isaac/error.hpp>
+#include <isaac/tune/conv_features.hpp>
+#include <isaac/tune/search.hpp>
+
+#include "tune/select_best.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+namespace isaac::tune {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
+                                        const lower::DeviceLimits& device, const Model& model, int top,
+                                        SearchReport* report) {
+  if (model.template_name != "conv")
+    throw InvalidArgument(fmt::format("the CONV search needs a CONV model; this one is for the \"{}\" template",
+                                      model.template_name));
+  if (model.features != conv_feature_names())
+    throw InvalidArgument("the model's features are not this isaac's CONV features: retrain it with this version");
+  if (top < 1) throw InvalidArgument(fmt::format("rank_conv_space: top={} must be at least 1", top));
+  auto start = std::chrono::steady_clock::now();
+  const std::vector<lower::ConvParams> space = lower::conv_space(problem, epilogue, device);
+  SearchReport local;
+  local.enumerate_ms = ms_since(start);
+  local.legal_sets = space.size();
+  start = std::chrono::steady_clock::now();
+  std::vector<double> score(space.size());
+  for (size_t from = 0; from < space.size(); from += 4096) {
+    const size_t n = std::min<size_t>(4096, space.size() - from);
+    const auto x = conv_features(problem, std::span(space).subspan(from, n));
+    const auto y = model.mlp.predict(x.data(), n);
+    std::copy(y.begin(), y.end(), score.begin() + std::ptrdiff_t(from));
+  }
+  std::vector<size_t> order(space.size());
+  std::iota(order.begin(), order.end(), 0);
+  const size_t keep = std::min<size_t>(size_t(top), order.size());
+  std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(keep), order.end(), [&](size_t a, size_t b) {
+    return score[a] != score[b] ? score[a] > score[b] : a < b;
+  });
+  std::vector<RankedConv> ranked;
+  for (size_t i = 0; i < keep; ++i) ranked.push_back({space[order[i]], std::exp(score[order[i]])});
+  local.evaluate_ms = ms_since(start);
+  if (report) *report = local;
+  return ranked;
+}
+
+ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
+                          const lower::DeviceLimits& device, const Model& model, int top_k,
+                          const Benchmark<lower::ConvParams>& benchmark,
+                          const std::function<void(const std::vector<RankedConv>&)>& candidates) {
+  return select_best<lower::ConvParams>(
+      top_k, ir::to_string(problem),
+      [&](int top, SearchReport* report) { return rank_conv_space(problem, epilogue, device, model, top, report); },
+      benchmark, candidates);
+}
+
+}  // namespace isaac::tune

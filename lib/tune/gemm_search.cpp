@@ -1,0 +1,220 @@
+#include <isaac/error.hpp>
+#include <isaac/tune/features.hpp>
+#include <isaac/tune/search.hpp>
+
+#include "tune/select_best.hpp"
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <queue>
+#include <span>
+
+namespace isaac::tune {
+
+namespace {
+
+using MatrixF = Eigen::MatrixXf;
+using VectorF = Eigen::VectorXf;
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+void check_gemm_model(const Model& model) {
+  if (model.template_name != "gemm")
+    throw InvalidArgument(fmt::format("the GEMM search needs a GEMM model; this one is for the \"{}\" template",
+                                      model.template_name));
+  if (model.features != gemm_feature_names())
+    throw InvalidArgument("the model's features are not this isaac's GEMM features: retrain it with this version");
+  if (model.mlp.layers().empty()) throw InvalidArgument("the model has no layers");
+}
+
+// The network in float, with the input normalisation folded into the first layer.
+struct FloatNet {
+  MatrixF first;        // hidden x inputs, applied to raw features
+  VectorF first_bias;
+  std::vector<MatrixF> weights;  // the layers after the first
+  std::vector<VectorF> biases;
+};
+
+FloatNet float_net(const Mlp& mlp) {
+  FloatNet net;
+  const Layer& l0 = mlp.layers().front();
+  Eigen::MatrixXd w(l0.outputs, l0.inputs);
+  for (int r = 0; r < l0.outputs; ++r)
+    for (int c = 0; c < l0.inputs; ++c) w(r, c) = l0.weights[size_t(r) * l0.inputs + c] / mlp.feature_scale[c];
+  Eigen::VectorXd mean = Eigen::Map<const Eigen::VectorXd>(mlp.feature_mean.data(), l0.inputs);
+  Eigen::VectorXd bias = Eigen::Map<const Eigen::VectorXd>(l0.bias.data(), l0.outputs) - w * mean;
+  net.first = w.cast<float>();
+  net.first_bias = bias.cast<float>();
+  for (size_t i = 1; i < mlp.layers().size(); ++i) {
+    const Layer& l = mlp.layers()[i];
+    net.weights.push_back(
+        Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(l.weights.data(),
+                                                                                                  l.outputs, l.inputs)
+            .cast<float>());
+    net.biases.push_back(Eigen::Map<const Eigen::VectorXd>(l.bias.data(), l.outputs).cast<float>());
+  }
+  return net;
+}
+
+// First-layer pre-activations of raw feature columns (inputs x n, from row-major rows).
+MatrixF first_layer(const FloatNet& net, const std::vector<double>& rows, Eigen::Index inputs) {
+  const Eigen::Index n = Eigen::Index(rows.size()) / inputs;
+  MatrixF x = Eigen::Map<const Eigen::MatrixXd>(rows.data(), inputs, n).cast<float>();
+  MatrixF h = net.first * x;
+  h.colwise() += net.first_bias;
+  return h;
+}
+
+// The output (normalised log TFLOP/s) of first-layer pre-activations; z is overwritten.
+Eigen::RowVectorXf rest_of_network(const FloatNet& net, MatrixF& z) {
+  z = z.cwiseMax(0.0f);
+  if (net.weights.empty()) throw InvalidArgument("the model has no output layer");
+  for (size_t i = 0; i < net.weights.size(); ++i) {
+    MatrixF next = net.weights[i] * z;
+    next.colwise() += net.biases[i];
+    if (i + 1 < net.weights.size()) next = next.cwiseMax(0.0f);
+    z = std::move(next);
+  }
+  return z.row(0);
+}
+
+// w . relu(a + b) + bias over n hidden units: the search's inner loop, a million times per problem.
+// Eight partial sums let the compiler vectorise it; the AVX2 clone runs where the CPU has it.
+__attribute__((target_clones("avx2", "default"))) float hidden_score(const float* a, const float* b, const float* w,
+                                                                     int n, float bias) {
+  float partial[8] = {};
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int t = 0; t < 8; ++t) partial[t] += w[i + t] * std::max(a[i + t] + b[i + t], 0.0f);
+  for (; i < n; ++i) partial[0] += w[i] * std::max(a[i] + b[i], 0.0f);
+  float sum = bias;
+  for (float p : partial) sum += p;
+  return sum;
+}
+
+struct Scored {
+  float score;
+  std::uint64_t id;  // base index << 8 | split index: ties go to the earlier set
+  bool operator<(const Scored& o) const { return score != o.score ? score > o.score : id < o.id; }
+};
+
+}  // namespace
+
+std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model,
+                                    int top, SearchReport* report) {
+  check_gemm_model(model);
+  if (top < 1) throw InvalidArgument(fmt::format("rank_gemm_space: top={} must be at least 1", top));
+  auto start = std::chrono::steady_clock::now();
+  const lower::GemmSpace space = lower::gemm_space_levels(problem, device);
+  SearchReport local;
+  local.enumerate_ms = ms_since(start);
+  local.legal_sets = space.size();
+  start = std::chrono::steady_clock::now();
+
+  const FloatNet net = float_net(model.mlp);
+  const Eigen::Index inputs = model.mlp.inputs();
+  // In chunks, so that the feature rows stay in cache and no large buffer is allocated.
+  MatrixF bases(net.first.rows(), Eigen::Index(space.bases.size()));
+  for (size_t from = 0; from < space.bases.size(); from += 2048) {
+    const size_t n = std::min<size_t>(2048, space.bases.size() - from);
+    bases.middleCols(Eigen::Index(from), Eigen::Index(n)) =
+        first_layer(net, gemm_features(problem, std::span(space.bases).subspan(from, n)), inputs);
+  }
+  // Per U: what KG and SW add to the first layer, measured on one base set with that U.
+  std::array<MatrixF, 4> deltas;
+  for (size_t slot = 0; slot < deltas.size(); ++slot) {
+    const auto& splits = space.splits[slot];
+    if (splits.empty()) continue;
+    auto it = std::find_if(space.bases.begin(), space.bases.end(), [&](const lower::GemmParams& b) {
+      return &space.splits_of(b) == &splits;
+    });
+    std::vector<lower::GemmParams> variants;
+    for (auto [kg, sw] : splits) {
+      lower::GemmParams v = *it;
+      v.kg = kg, v.sw = sw;
+      variants.push_back(v);
+    }
+    MatrixF h = first_layer(net, gemm_features(problem, variants), inputs);
+    const VectorF base = first_layer(net, gemm_features(problem, std::vector{*it}), inputs).col(0);
+    deltas[slot] = h.colwise() - base;
+  }
+
+  std::priority_queue<Scored> best;  // the worst of the best on top
+  auto offer = [&](float score, std::uint64_t id) {
+    const Scored s{score, id};
+    if (int(best.size()) < top) best.push(s);
+    else if (s < best.top()) {
+      best.pop();
+      best.push(s);
+    }
+  };
+  if (net.weights.size() == 1) {
+    // One hidden layer: each score is one fused pass over the hidden units, nothing materialised.
+    const Eigen::VectorXf out = net.weights[0].row(0).transpose();
+    const float out_bias = net.biases[0][0];
+    for (size_t b = 0; b < space.bases.size(); ++b) {
+      const auto& splits = space.splits_of(space.bases[b]);
+      const MatrixF& delta = deltas[&splits - space.splits.data()];
+      const float* base = bases.col(Eigen::Index(b)).data();
+      for (size_t s = 0; s < splits.size(); ++s) {
+        const float score =
+            hidden_score(base, delta.col(Eigen::Index(s)).data(), out.data(), int(out.size()), out_bias);
+        if (int(best.size()) < top || score >= best.top().score) offer(score, std::uint64_t(b) << 8 | s);
+      }
+    }
+  } else {
+    constexpr Eigen::Index chunk = 4096;
+    MatrixF z(bases.rows(), chunk);
+    std::vector<std::uint64_t> ids(chunk);
+    Eigen::Index filled = 0;
+    auto flush = [&] {
+      if (filled == 0) return;
+      MatrixF part = z.leftCols(filled);
+      const Eigen::RowVectorXf out = rest_of_network(net, part);
+      for (Eigen::Index j = 0; j < filled; ++j) offer(out[j], ids[j]);
+      filled = 0;
+    };
+    for (size_t b = 0; b < space.bases.size(); ++b) {
+      const auto& splits = space.splits_of(space.bases[b]);
+      const MatrixF& delta = deltas[&splits - space.splits.data()];
+      for (size_t s = 0; s < splits.size(); ++s) {
+        z.col(filled) = bases.col(Eigen::Index(b)) + delta.col(Eigen::Index(s));
+        ids[filled++] = std::uint64_t(b) << 8 | s;
+        if (filled == chunk) flush();
+      }
+    }
+    flush();
+  }
+
+  std::vector<Ranked> ranked;
+  while (!best.empty()) {
+    const Scored s = best.top();
+    best.pop();
+    lower::GemmParams p = space.bases[s.id >> 8];
+    const auto split = space.splits_of(p)[s.id & 0xff];
+    p.kg = split.kg, p.sw = split.sw;
+    ranked.push_back({p, std::exp(double(s.score) * model.mlp.target_scale + model.mlp.target_mean)});
+  }
+  std::reverse(ranked.begin(), ranked.end());
+  local.evaluate_ms = ms_since(start);
+  if (report) *report = local;
+  return ranked;
+}
+
+Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model, int top_k,
+                      const GemmBenchmark& benchmark,
+                      const std::function<void(const std::vector<Ranked>&)>& candidates) {
+  return select_best<lower::GemmParams>(
+      top_k, ir::to_string(problem),
+      [&](int top, SearchReport* report) { return rank_gemm_space(problem, device, model, top, report); }, benchmark,
+      candidates);
+}
+
+}  // namespace isaac::tune

@@ -1,0 +1,84 @@
+// Which model the runtime picks (issue 6): a user model in the cache directory first, then a shipped
+// model of the same device, then the shipped model of the nearest compute capability with a warning.
+#include <isaac/error.hpp>
+#include <isaac/tune/features.hpp>
+#include <isaac/tune/models.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace isaac;
+using namespace isaac::tune;
+
+namespace {
+
+// Points the cache at a fresh folder for the duration of a test.
+struct TempCache {
+  std::string dir;
+  TempCache() {
+    dir = (std::filesystem::temp_directory_path() / ("isaac-models-" + std::to_string(::getpid()))).string();
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir + "/models");
+    ::setenv("ISAAC_CACHE_DIR", dir.c_str(), 1);
+  }
+  ~TempCache() {
+    std::filesystem::remove_all(dir);
+    ::unsetenv("ISAAC_CACHE_DIR");
+  }
+};
+
+Model small_model(const std::string& device, ir::DType dtype) {
+  Model m;
+  m.device = device;
+  m.compute_capability = 80;
+  m.dtype = std::string(ir::name(dtype));
+  m.features = gemm_feature_names();
+  m.mlp = Mlp(int(m.features.size()), {4}, 1);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("the cache directory follows ISAAC_CACHE_DIR, then XDG_CACHE_HOME, then HOME") {
+  ::setenv("ISAAC_CACHE_DIR", "/tmp/a", 1);
+  CHECK(cache_directory() == "/tmp/a");
+  CHECK(user_model_path("gemm", ir::DType::f16) == "/tmp/a/models/gemm-f16.json");
+  ::unsetenv("ISAAC_CACHE_DIR");
+  ::setenv("XDG_CACHE_HOME", "/tmp/b", 1);
+  CHECK(cache_directory() == "/tmp/b/isaac");
+  ::unsetenv("XDG_CACHE_HOME");
+  CHECK(cache_directory() == std::string(std::getenv("HOME")) + "/.cache/isaac");
+}
+
+TEST_CASE("every shipped model loads and is found for its own device without a warning") {
+  for (const std::string& line : shipped_models()) MESSAGE(line);
+  TempCache cache;  // no user models
+  for (ir::DType dtype : {ir::DType::f16, ir::DType::f32, ir::DType::f64}) {
+    auto other = find_model("gemm", dtype, "Some Future GPU", 120);
+    if (!other) continue;
+    CHECK(other->warning.find("Some Future GPU") != std::string::npos);
+    CHECK(other->warning.find("isaac-tune") != std::string::npos);
+    auto own = find_model("gemm", dtype, other->model.device, other->model.compute_capability);
+    REQUIRE(own);
+    CHECK(own->warning.empty());
+    CHECK(own->model.dtype == ir::name(dtype));
+    CHECK(own->model.features == gemm_feature_names());
+  }
+}
+
+TEST_CASE("a user model in the cache directory takes precedence, and a damaged one is an error") {
+  TempCache cache;
+  save_model(small_model("My GPU", ir::DType::f64), user_model_path("gemm", ir::DType::f64));
+  auto choice = find_model("gemm", ir::DType::f64, "My GPU (user test)", 80);
+  REQUIRE(choice);
+  CHECK(choice->source.find("user model") != std::string::npos);
+  CHECK(choice->model.device == "My GPU");
+
+  std::ofstream(user_model_path("gemm", ir::DType::f16)) << "{\"format\": \"isaac-model\", \"version\": 1";
+  CHECK_THROWS_WITH_AS(find_model("gemm", ir::DType::f16, "My GPU (damaged test)", 80),
+                       doctest::Contains("not valid JSON"), InvalidArgument);
+}

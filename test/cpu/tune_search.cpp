@@ -1,0 +1,152 @@
+// The model search (issue 6, "Search"): the two-level space is exactly the legal space, the fast
+// legality verdict agrees with the explained one, and the search's scores and ranking are the
+// model's own predictions over the whole space.
+#include <isaac/error.hpp>
+#include <isaac/ir/gemm.hpp>
+#include <isaac/lower/gemm.hpp>
+#include <isaac/tune/features.hpp>
+#include <isaac/tune/mlp.hpp>
+#include <isaac/tune/model_file.hpp>
+#include <isaac/tune/search.hpp>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+using namespace isaac;
+using namespace isaac::tune;
+
+namespace {
+
+// A model with random weights and a normalisation fitted on random legal sets: its ranking is
+// arbitrary but fixed, which is all the search needs to be checked against predict().
+Model random_model(const ir::Gemm& problem, const std::vector<int>& hidden, std::uint64_t seed) {
+  Model model;
+  model.features = gemm_feature_names();
+  model.mlp = Mlp(int(model.features.size()), hidden, seed);
+  const auto space = lower::gemm_space(problem);
+  std::vector<lower::GemmParams> some;
+  for (size_t i = 0; i < space.size(); i += space.size() / 500 + 1) some.push_back(space[i]);
+  Samples s;
+  s.features = int(model.features.size());
+  s.x = gemm_features(problem, some);
+  s.y.assign(some.size(), 1.0);
+  model.mlp.fit_normalisation(s);
+  model.mlp.target_mean = 1.5, model.mlp.target_scale = 0.7;
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("the two-level space holds exactly the legal sets of the full enumeration") {
+  for (const ir::Gemm& g : {ir::dense_gemm(ir::DType::f32, 300, 17, 61, true, false),
+                            ir::dense_gemm(ir::DType::f64, 1024, 1024, 8, false, true)}) {
+    CAPTURE(ir::to_string(g));
+    const lower::GemmSpace space = lower::gemm_space_levels(g);
+    REQUIRE(!space.bases.empty());
+    std::size_t checked = 0;
+    for (size_t i = 0; i < space.bases.size(); i += 7) {
+      lower::GemmParams p = space.bases[i];
+      CHECK(lower::check_gemm(g, p).legal);
+      const auto& splits = space.splits_of(p);
+      for (int kg : {1, 2, 4, 8, 16, 32, 64, 128, 256})
+        for (int sw : {1, 8}) {
+          p.kg = kg, p.sw = sw;
+          const bool listed = std::any_of(splits.begin(), splits.end(),
+                                          [&](auto s) { return s.kg == kg && s.sw == sw; });
+          CHECK(listed == lower::check_gemm(g, p).legal);
+          ++checked;
+        }
+    }
+    CHECK(checked > 1000);
+    CHECK(lower::gemm_space(g).size() == space.size());
+  }
+}
+
+TEST_CASE("gemm_legal agrees with check_gemm, legal or not") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f16, 97, 130, 33, false, false);
+  std::mt19937_64 rng(5);
+  auto pick = [&](std::initializer_list<int> values) { return *(values.begin() + rng() % values.size()); };
+  int legal = 0;
+  for (int i = 0; i < 20000; ++i) {
+    lower::GemmParams p;
+    p.ml = pick({8, 16, 32, 64, 128, 256}), p.nl = pick({16, 32, 64, 128, 256});
+    p.ms = pick({1, 2, 3, 4, 8, 16}), p.ns = pick({1, 2, 4, 8, 16});
+    p.u = pick({4, 8, 16, 32}), p.ks = pick({1, 2}), p.kl = pick({1, 2, 4}), p.kg = pick({1, 2, 8, 64});
+    p.va = pick({1, 2, 4, 8}), p.vb = pick({1, 2, 4, 8}), p.la = pick({1, 2, 4, 8, 16, 32}),
+    p.lb = pick({1, 2, 4, 8, 16, 32}), p.db = pick({0, 1}), p.acc32 = pick({0, 1});
+    const lower::Legality explained = lower::check_gemm(g, p);
+    REQUIRE(explained.legal == lower::gemm_legal(g, p));
+    if (explained.legal) ++legal;
+    else CHECK(!explained.reason.empty());
+  }
+  CHECK(legal > 0);
+}
+
+TEST_CASE("the search ranks the whole space by the model's own predictions") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f64, 200, 96, 700, false, true);
+  for (const std::vector<int>& hidden : {std::vector<int>{32}, std::vector<int>{16, 8}}) {
+    const Model model = random_model(g, hidden, 11);
+    const auto all = lower::gemm_space(g);
+    const auto predicted = model.mlp.predict(gemm_features(g, all).data(), all.size());
+    std::vector<size_t> order(all.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return predicted[a] > predicted[b]; });
+
+    SearchReport report;
+    const auto ranked = rank_gemm_space(g, {}, model, 20, &report);
+    CAPTURE(tune::hidden_to_string(hidden));
+    REQUIRE(ranked.size() == 20);
+    CHECK(report.legal_sets == all.size());
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      // Each score is the model's prediction for that set (float against double)...
+      const double own = std::exp(model.mlp.predict(gemm_features(g, ranked[i].params).data(), 1)[0]);
+      CHECK(ranked[i].predicted_tflops == doctest::Approx(own).epsilon(1e-4));
+      if (i) CHECK(ranked[i].predicted_tflops <= ranked[i - 1].predicted_tflops);
+      // ...and the i-th best of the whole space, up to float rounding.
+      CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(predicted[order[i]])).epsilon(1e-4));
+    }
+    MESSAGE(fmt::format("hidden {}: {} legal sets, enumerated in {:.1f} ms, evaluated in {:.1f} ms",
+                        tune::hidden_to_string(hidden), report.legal_sets, report.enumerate_ms, report.evaluate_ms));
+  }
+}
+
+TEST_CASE("the search refuses a model made for something else") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 64, 64, 64, false, false);
+  Model model = random_model(g, {8}, 1);
+  model.template_name = "conv";
+  CHECK_THROWS_WITH_AS(rank_gemm_space(g, {}, model, 5), doctest::Contains("\"conv\" template"), InvalidArgument);
+  model.template_name = "gemm";
+  model.features.back() = "something_else";
+  CHECK_THROWS_WITH_AS(rank_gemm_space(g, {}, model, 5), doctest::Contains("retrain"), InvalidArgument);
+  model.features = gemm_feature_names();
+  CHECK_THROWS_AS(rank_gemm_space(g, {}, model, 0), InvalidArgument);
+}
+
+TEST_CASE("select_gemm re-benchmarks the top k and skips candidates that fail") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 512, 512, 512, false, false);
+  const Model model = random_model(g, {16}, 3);
+  const auto ranked = rank_gemm_space(g, {}, model, 10);
+  int calls = 0;
+  // The "GPU" prefers the model's 4th choice and cannot run its 2nd.
+  auto bench = [&](const lower::GemmParams& p) {
+    ++calls;
+    if (p == ranked[1].params) throw Error("launch failed");
+    return p == ranked[3].params ? 1.0 : 2.0;
+  };
+  const Selection s = select_gemm(g, {}, model, 5, bench);
+  CHECK(s.params == ranked[3].params);
+  CHECK(s.rank == 3);
+  CHECK(s.benchmarked == 5);
+  CHECK(calls == 6);
+  REQUIRE(s.failures.size() == 1);
+  CHECK(s.failures[0].find("launch failed") != std::string::npos);
+  const Selection trusted = select_gemm(g, {}, model, 0, bench);
+  CHECK(trusted.params == ranked[0].params);
+  CHECK(trusted.measured_ms < 0);
+  CHECK_THROWS_WITH_AS(select_gemm(g, {}, model, 3, [](const lower::GemmParams&) -> double { throw Error("no"); }),
+                       doctest::Contains("could run"), Error);
+}
