@@ -1,6 +1,7 @@
 #include <isaac/conv.hpp>
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
+#include <isaac/kernel_cache.hpp>
 
 #include <fmt/format.h>
 
@@ -23,9 +24,8 @@ struct CompiledConv::State {
 CompiledConv::CompiledConv(const ir::Conv& problem, const lower::ConvParams& params,
                            const lower::ConvEpilogue& epilogue, int ordinal)
     : CompiledConv(problem,
-                   lower::emit_conv(problem, params,
-                                    lower::target_for_compute_capability(runtime::device_info(ordinal).compute_capability()),
-                                    epilogue),
+                   cached_conv_kernel(problem, params, epilogue,
+                                      lower::target_for_compute_capability(runtime::device_info(ordinal).compute_capability())),
                    params, epilogue, ordinal) {}
 
 CompiledConv::CompiledConv(const ir::Conv& problem, lower::ConvKernel kernel, const lower::ConvParams& params,

@@ -1,5 +1,6 @@
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
+#include <isaac/kernel_cache.hpp>
 #include <isaac/lower/ptxas.hpp>
 
 #include <fmt/format.h>
@@ -31,12 +32,7 @@ lower::DeviceLimits device_limits(const runtime::DeviceInfo& info) {
 lower::GemmKernel build_gemm_kernel(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode,
                                     int ordinal) {
   auto target = lower::target_for_compute_capability(runtime::device_info(ordinal).compute_capability());
-  auto kernel = lower::emit_gemm(problem, params, target, mode);
-  if (lower::ptxas_available()) {
-    auto report = lower::run_ptxas(kernel.ptx, target, kernel.main_name, &kernel.cubin);
-    if (!report.ok) throw Error("ptxas rejected the GEMM kernel " + params.str() + ":\n" + report.log);
-  }
-  return kernel;
+  return cached_gemm_kernel(problem, params, target, mode, true);
 }
 
 CompiledGemm::CompiledGemm(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode, int ordinal)

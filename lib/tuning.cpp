@@ -1,8 +1,11 @@
 #include <isaac/error.hpp>
 #include <isaac/conv.hpp>
 #include <isaac/gemm.hpp>
+#include <isaac/kernel_cache.hpp>
 #include <isaac/runtime/timer.hpp>
+#include <isaac/tune/database.hpp>
 #include <isaac/tune/heuristic.hpp>
+#include <isaac/version.hpp>
 #include <isaac/tune/models.hpp>
 #include <isaac/tuning.hpp>
 
@@ -34,12 +37,75 @@ struct Scratch {
   }
 };
 
+// The process's connection to the tuning database, or null when caches are off or it cannot be opened
+// (then a warning says why once, and tuning goes on without it).
+tune::TuningDatabase* database(bool wanted) {
+  if (!wanted) return nullptr;
+  static std::mutex mutex;
+  static std::optional<tune::TuningDatabase> db;
+  static bool tried = false;
+  std::lock_guard lock(mutex);
+  if (!tried) {
+    tried = true;
+    if (tune::caches_enabled()) try {
+        db.emplace(tune::tuning_database_path());
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "isaac: warning: running without the tuning database: {}\n", e.what());
+      }
+  }
+  return db ? &*db : nullptr;
+}
+
+tune::DecisionKey decision_key(const runtime::DeviceInfo& info, const char* template_name, ir::DType dtype,
+                               std::string layout, std::string shape) {
+  return {info.name,        info.compute_capability(), info.sm_count, runtime::driver_version(), version(),
+          template_name,    std::string(ir::name(dtype)), std::move(layout), std::move(shape)};
+}
+
+// A decision of the database that still parses and is still legal, or nothing.
+template <class Params, class Parse, class Legal>
+std::optional<std::pair<Params, tune::Decision>> recall(bool wanted, const tune::DecisionKey& key, const Parse& parse,
+                                                        const Legal& legal) {
+  tune::TuningDatabase* db = database(wanted);
+  if (!db) return std::nullopt;
+  try {
+    auto d = db->find(key);
+    if (!d) return std::nullopt;
+    Params p = parse(d->params);
+    if (!legal(p)) return std::nullopt;
+    return std::pair{p, *d};
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "isaac: warning: ignoring the tuning database's entry for {}: {}\n", key.shape, e.what());
+    return std::nullopt;
+  }
+}
+
+void remember(bool wanted, const tune::DecisionKey& key, const std::string& params, double measured_ms,
+              const std::string& how) {
+  if (tune::TuningDatabase* db = database(wanted)) try {
+      db->store(key, {params, measured_ms, how, {}});
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "isaac: warning: could not store a decision in the tuning database: {}\n", e.what());
+    }
+}
+
 }  // namespace
 
 GemmDecision choose_gemm(const ir::Gemm& problem, const TuningOptions& options) {
   const runtime::DeviceInfo info = runtime::device_info(options.ordinal);
   const lower::DeviceLimits limits = device_limits(info);
   GemmDecision decision;
+  const auto key = decision_key(info, "gemm", problem.dtype,
+                                fmt::format("{}{}", problem.a_trans ? 'T' : 'N', problem.b_trans ? 'T' : 'N'),
+                                ir::to_string(problem));
+  if (auto known = recall<lower::GemmParams>(
+          options.database, key, [](const std::string& t) { return lower::parse_gemm_params(t); },
+          [&](const lower::GemmParams& p) { return lower::gemm_legal(problem, p, limits); })) {
+    decision.params = known->first;
+    decision.measured_ms = known->second.measured_ms;
+    decision.how = fmt::format("tuning database ({}, {})", known->second.how, known->second.created);
+    return decision;
+  }
   const auto model = tune::find_model("gemm", problem.dtype, info.name, info.compute_capability());
   if (!model) {
     static std::once_flag warned;
@@ -88,6 +154,7 @@ GemmDecision choose_gemm(const ir::Gemm& problem, const TuningOptions& options) 
                      ? fmt::format("model ({}), top-1", model->source)
                      : fmt::format("model ({}) + top-{}: rank {}{}", model->source, options.top_k, s.rank,
                                    s.failures.empty() ? "" : fmt::format(", {} failed", s.failures.size()));
+  remember(options.database, key, decision.params.str(), decision.measured_ms, decision.how);
   return decision;
 }
 
@@ -116,6 +183,18 @@ ConvDecision choose_conv(const ir::Conv& problem, const lower::ConvEpilogue& epi
   const runtime::DeviceInfo info = runtime::device_info(options.ordinal);
   const lower::DeviceLimits limits = device_limits(info);
   ConvDecision decision;
+  const auto key = decision_key(info, "conv", problem.dtype,
+                                fmt::format("{}/{}/{}", ir::name(problem.input_layout), ir::name(problem.filter_layout),
+                                            ir::name(problem.output_layout)),
+                                fmt::format("{} epilogue={}", ir::to_string(problem), lower::to_string(epilogue)));
+  if (auto known = recall<lower::ConvParams>(
+          options.database, key, [](const std::string& t) { return lower::parse_conv_params(t); },
+          [&](const lower::ConvParams& p) { return bool(lower::check_conv(problem, p, epilogue, limits)); })) {
+    decision.params = known->first;
+    decision.measured_ms = known->second.measured_ms;
+    decision.how = fmt::format("tuning database ({}, {})", known->second.how, known->second.created);
+    return decision;
+  }
   const auto model = tune::find_model("conv", problem.dtype, info.name, info.compute_capability());
   if (!model) {
     static std::once_flag warned;
@@ -132,7 +211,7 @@ ConvDecision choose_conv(const ir::Conv& problem, const lower::ConvEpilogue& epi
   auto start_compiling = [&](const std::vector<tune::RankedConv>& ranked) {
     for (size_t i = 0; i < ranked.size() && int(i) < options.top_k; ++i)
       compiling.emplace(ranked[i].params.str(), std::async(std::launch::async, [&, p = ranked[i].params] {
-                                                  return lower::emit_conv(problem, p, target, epilogue);
+                                                  return cached_conv_kernel(problem, p, epilogue, target);
                                                 }).share());
   };
   const std::size_t elem = ir::size_of(problem.dtype);
@@ -141,7 +220,7 @@ ConvDecision choose_conv(const ir::Conv& problem, const lower::ConvEpilogue& epi
   std::optional<runtime::Stream> stream;
   auto benchmark = [&](const lower::ConvParams& p) {
     auto it = compiling.find(p.str());
-    lower::ConvKernel kernel = it != compiling.end() ? it->second.get() : lower::emit_conv(problem, p, target, epilogue);
+    lower::ConvKernel kernel = it != compiling.end() ? it->second.get() : cached_conv_kernel(problem, p, epilogue, target);
     CompiledConv conv(problem, std::move(kernel), p, epilogue, options.ordinal);
     if (!stream) {
       input.emplace(elem * span4({v.n, v.c, v.h, v.w}, v.input_strides));
@@ -173,6 +252,7 @@ ConvDecision choose_conv(const ir::Conv& problem, const lower::ConvEpilogue& epi
                      ? fmt::format("model ({}), top-1", model->source)
                      : fmt::format("model ({}) + top-{}: rank {}{}", model->source, options.top_k, s.rank,
                                    s.failures.empty() ? "" : fmt::format(", {} failed", s.failures.size()));
+  remember(options.database, key, decision.params.str(), decision.measured_ms, decision.how);
   return decision;
 }
 

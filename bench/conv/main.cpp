@@ -4,6 +4,8 @@
 //     brute force: per problem of conv_problems.csv and dtype, samples legal parameter sets over the three
 //     layouts (NCHW/KCRS, CHWN/CRSK, NHWC/KRSC), compiles them on all cores, times each on the GPU
 //     (runtime::time_on_stream: warm-up, L2 flushed, median) and keeps the fastest.
+//   isaac-bench-conv tuned [--winners ...] [--csv bench/results/h100-conv-tuned.csv] [--top-k 10]
+//     the tuner (issue 6): model top-1 and top-k re-benchmarked, against the winners and cuDNN.
 //   isaac-bench-conv run [--winners bench/results/conv-sweep-winners.csv] [--csv bench/results/h100-conv.csv] [--budget 300]
 //     Google Benchmark, isaac and cuDNN interleaved per problem: cuDNN's best algorithm found by
 //     cudnnFindConvolutionForwardAlgorithmEx, best of NCHW and NHWC (FP32 in FMA math: no TF32; f16 may use
@@ -51,6 +53,15 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--csv", csv, "the results CSV written");
   run_cmd->add_option("--budget", run_budget, "seconds");
   run_cmd->allow_extras();  // Google Benchmark's flags
+
+  std::string tuned_csv = "bench/results/h100-conv-tuned.csv";
+  int top_k = 10;
+  auto* tuned_cmd = app.add_subcommand("tuned", "the tuner (model top-1 and top-k) against the winners and cuDNN");
+  tuned_cmd->add_option("--problems", problems_path, "the problem list (name,n,p,q,k,c,r,s)");
+  tuned_cmd->add_option("--winners", winners, "the winners CSV read (the brute-force best)");
+  tuned_cmd->add_option("--csv", tuned_csv, "the results CSV written");
+  tuned_cmd->add_option("--top-k", top_k, "the model's best sets re-benchmarked");
+  tuned_cmd->allow_extras();
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -60,17 +71,18 @@ int main(int argc, char** argv) {
       return 77;
     }
     if (!std::ifstream(problems_path)) problems_path = "bench/problems/conv_problems.csv";  // run from the repo root
-    for (const std::string& path : {out, csv}) {
+    for (const std::string& path : {out, csv, tuned_csv}) {
       auto dir = std::filesystem::path(path).parent_path();
       if (!dir.empty()) std::filesystem::create_directories(dir);
     }
     auto problems = read_problems(problems_path);
     fmt::print("{} problems from {}; device {}\n", problems.size(), problems_path, runtime::device_info(0).name);
     if (sweep_cmd->parsed()) return sweep(problems, split(dtypes, ','), candidates, sweep_budget, out);
-    std::vector<std::string> extras = run_cmd->remaining();
+    std::vector<std::string> extras = tuned_cmd->parsed() ? tuned_cmd->remaining() : run_cmd->remaining();
     std::vector<char*> rest{argv[0]};
     for (auto& a : extras) rest.push_back(a.data());
     int rargc = static_cast<int>(rest.size());
+    if (tuned_cmd->parsed()) return tuned(problems, winners, tuned_csv, top_k, rargc, rest.data());
     return run(problems, winners, csv, run_budget, rargc, rest.data());
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

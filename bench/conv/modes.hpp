@@ -16,4 +16,8 @@ int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& 
 int run(const std::vector<Problem>& problems, const std::string& winners_path, const std::string& csv_path,
         double budget_s, int argc, char** argv);
 
+// The tuner against the winners and cuDNN: the model's top-1 and its best of top_k re-benchmarked.
+int tuned(const std::vector<Problem>& problems, const std::string& winners_path, const std::string& csv_path,
+          int top_k, int argc, char** argv);
+
 }  // namespace isaac::bench

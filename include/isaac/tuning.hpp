@@ -3,6 +3,8 @@
 // the device (tune::find_model) ranks the whole legal space, then the model's top_k best are
 // compiled in parallel and timed on scratch operands of the problem's shape, and the fastest wins.
 // Without a model for the dtype, heuristic_gemm's choice is used and a warning says so.
+// A decision of the tuning database for the same device, driver, isaac version and problem is reused
+// without any of that (when still legal); a new decision made with a model is recorded there.
 #include <isaac/ir/conv.hpp>
 #include <isaac/ir/gemm.hpp>
 #include <isaac/lower/conv.hpp>
@@ -17,6 +19,7 @@ struct TuningOptions {
   int top_k = 10;  // candidates timed on the GPU; 0 trusts the model
   int ordinal = 0;
   lower::SplitMode mode = lower::SplitMode::atomic;
+  bool database = true;  // reuse and record decisions in the tuning database (tune/database.hpp)
 };
 
 struct GemmDecision {

@@ -1,14 +1,20 @@
 // isaac-report: the main job without a GPU. Compiles the paper's GEMM and CONV problems to PTX with
-// the parameters isaac would choose (the brute-force sweep's winners where the repository has them;
-// otherwise the heuristic for GEMM and the first legal set for CONV) and shows each kernel's
-// resources as ptxas reports them.
+// the parameters isaac chooses without timing anything: the shipped model's first choice over the
+// whole legal space for the device named by --device (or, where no model ships, the brute-force
+// sweep's winners, else the heuristic), and shows each kernel's resources as ptxas reports them.
+// Kernels go through the kernel cache, so a second run emits nothing (the last line counts).
 #include <isaac/error.hpp>
 #include <isaac/ir/gemm.hpp>
 #include <isaac/ir/conv.hpp>
 #include <isaac/lower/conv.hpp>
 #include <isaac/lower/gemm.hpp>
 #include <isaac/lower/ptxas.hpp>
+#include <isaac/kernel_cache.hpp>
 #include <isaac/tune/heuristic.hpp>
+#include <isaac/tune/models.hpp>
+#include <isaac/tune/search.hpp>
+
+#include <chrono>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -73,8 +79,13 @@ std::pair<std::string, std::string> resources(const std::string& ptx, const lowe
   return {std::to_string(report.registers), std::to_string(report.spill_stores + report.spill_loads)};
 }
 
+struct Device {
+  std::string name;
+  int compute_capability;
+};
+
 void report_conv(const std::string& problems_path, const std::string& winners_path, const std::vector<std::string>& dtypes,
-                 const lower::Target& target) {
+                 const lower::Target& target, const Device& device) {
   std::map<std::string, std::pair<std::string, std::string>> winners;  // "dtype name" -> layout, params
   if (std::ifstream(winners_path))
     for (auto& row : read_csv(winners_path)) winners[row["dtype"] + " " + row["name"]] = {row["layout"], row["params"]};
@@ -94,19 +105,25 @@ void report_conv(const std::string& problems_path, const std::string& winners_pa
                                      ir::parse_image_layout(layout.substr(0, slash)),
                                      ir::parse_filter_layout(layout.substr(slash + 1)));
       lower::DeviceLimits limits{.sm = target.sm};
+      const auto model = tune::find_model("conv", conv.dtype, device.name, device.compute_capability);
       bool from_sweep = found != winners.end() && lower::check_conv(conv, lower::parse_conv_params(found->second.second), {}, limits);
       lower::ConvParams params;
-      if (from_sweep) {
+      std::string source = "first";
+      if (model) {
+        params = tune::rank_conv_space(conv, {}, limits, model->model, 1).front().params;
+        source = "model";
+      } else if (from_sweep) {
         params = lower::parse_conv_params(found->second.second);
+        source = "sweep";
       } else {
         auto space = lower::conv_space(conv, {}, limits);
         if (space.empty()) throw InvalidArgument("no legal CONV parameters for " + ir::to_string(conv));
         params = space.front();
       }
-      auto kernel = lower::emit_conv(conv, params, target);
+      auto kernel = cached_conv_kernel(conv, params, {}, target);
       auto [regs, spills] = resources(kernel.ptx, target, kernel.main_name, 0);
       fmt::print("{:<4} {:<7} {:>3} {:>4} {:>4} {:>5} {:>5} {:>2}x{:<2} {:<10} {:<9} {:>4} {:>6} {:>4} {:>6} {:>7.1f}  {}\n", dtype,
-                 row["name"], n, p, q, k, c, r, s, layout, from_sweep ? "sweep" : "first", kernel.threads,
+                 row["name"], n, p, q, k, c, r, s, layout, source, kernel.threads,
                  kernel.shared_bytes, regs, spills, kernel.emit_ms, params.str());
     }
 }
@@ -119,6 +136,7 @@ int main(int argc, char** argv) {
   std::string conv_problems_path = "bench/problems/conv_problems.csv";
   std::string conv_winners_path = "bench/results/conv-sweep-winners.csv", conv_dtypes_text = "f32,f16";
   std::string dtypes_text = "f32,f16,f64", target_text = "sm_90";
+  Device device{"NVIDIA H100 80GB HBM3", 90};
   app.add_option("--problems", problems_path, "GEMM problems (suite,m,n,k,at,bt)");
   app.add_option("--winners", winners_path, "the brute-force sweep's winners (used where present)");
   app.add_option("--dtypes", dtypes_text, "comma-separated dtypes");
@@ -126,7 +144,10 @@ int main(int argc, char** argv) {
   app.add_option("--conv-problems", conv_problems_path, "CONV problems (name,n,p,q,k,c,r,s); empty: none");
   app.add_option("--conv-winners", conv_winners_path, "the CONV sweep's winners");
   app.add_option("--conv-dtypes", conv_dtypes_text, "comma-separated dtypes for CONV");
+  app.add_option("--device", device.name, "the GPU whose model chooses the parameters")->capture_default_str();
+  app.add_option("--compute-capability", device.compute_capability, "of that GPU")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  const auto start = std::chrono::steady_clock::now();
   try {
     lower::Target target = lower::parse_target(target_text);
     lower::DeviceLimits limits{.sm = target.sm};
@@ -150,16 +171,24 @@ int main(int argc, char** argv) {
       for (const Problem& p : problems) {
         ir::Gemm g = ir::dense_gemm(ir::parse_dtype(dtype), p.m, p.n, p.k, p.at, p.bt);
         auto found = winners.find(key(dtype, p));
+        const auto model = tune::find_model("gemm", g.dtype, device.name, device.compute_capability);
         bool from_sweep = found != winners.end() && lower::check_gemm(g, lower::parse_gemm_params(found->second), limits);
         lower::GemmParams params = from_sweep ? lower::parse_gemm_params(found->second) : tune::heuristic_gemm(g, limits);
-        auto kernel = lower::emit_gemm(g, params, target);
+        std::string source = from_sweep ? "sweep" : "heuristic";
+        if (model) params = tune::rank_gemm_space(g, limits, model->model, 1).front().params, source = "model";
+        auto kernel = cached_gemm_kernel(g, params, target, lower::SplitMode::atomic, false);
         auto [regs, spills] = resources(kernel.ptx, target, kernel.main_name,
                                         lower::estimate_gemm_registers(g.dtype, g.a_trans, g.b_trans, params));
         fmt::print("{:<4} {:<12} {:>5} {:>5} {:>6} {}{} {:<9} {:>4} {:>6} {:>4} {:>6} {:>7.1f}  {}\n", dtype, p.suite, p.m,
-                   p.n, p.k, p.at ? 'T' : 'N', p.bt ? 'T' : 'N', from_sweep ? "sweep" : "heuristic", kernel.threads,
+                   p.n, p.k, p.at ? 'T' : 'N', p.bt ? 'T' : 'N', source, kernel.threads,
                    kernel.shared_bytes, regs, spills, kernel.emit_ms, params.str());
       }
-    if (!conv_problems_path.empty()) report_conv(conv_problems_path, conv_winners_path, split(conv_dtypes_text), target);
+    if (!conv_problems_path.empty())
+      report_conv(conv_problems_path, conv_winners_path, split(conv_dtypes_text), target, device);
+    const KernelCacheStats stats = kernel_cache_stats();
+    fmt::print("\n{:.1f} s; kernel cache {}: {} kernels emitted by LLVM, {} taken from the cache{}\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), kernel_cache_directory(),
+               stats.misses, stats.hits, stats.damaged ? fmt::format(", {} damaged files replaced", stats.damaged) : "");
   } catch (const isaac::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

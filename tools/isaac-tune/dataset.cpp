@@ -1,6 +1,7 @@
 #include "dataset.hpp"
 
 #include <isaac/error.hpp>
+#include <isaac/tune/conv_features.hpp>
 #include <isaac/tune/features.hpp>
 
 #include <fmt/format.h>
@@ -67,11 +68,15 @@ std::vector<std::string> Dataset::jobs() const {
 
 Dataset load_dataset(const std::string& paths, const std::string& dtype) {
   Dataset data;
-  data.samples.features = int(gemm_feature_names().size());
   size_t pos = 0;
   while (pos <= paths.size()) {
     const size_t comma = std::min(paths.find(',', pos), paths.size());
     Dataset part = load_one(paths.substr(pos, comma - pos), dtype);
+    if (!data.template_name.empty() && part.template_name != data.template_name)
+      throw InvalidArgument(fmt::format("{} holds {} rows, the files before it {} rows: give one template at a time",
+                                        paths.substr(pos, comma - pos), part.template_name, data.template_name));
+    data.template_name = part.template_name;
+    data.samples.features = part.samples.features;
     data.rows.insert(data.rows.end(), part.rows.begin(), part.rows.end());
     data.samples.x.insert(data.samples.x.end(), part.samples.x.begin(), part.samples.x.end());
     data.samples.y.insert(data.samples.y.end(), part.samples.y.begin(), part.samples.y.end());
@@ -83,15 +88,22 @@ Dataset load_dataset(const std::string& paths, const std::string& dtype) {
 Dataset load_one(const std::string& path, const std::string& dtype) {
   const auto lines = read_lines(path);
   Dataset data;
-  data.samples.features = int(gemm_feature_names().size());
   std::map<std::string, size_t> col;
   for (size_t ln = 0; ln < lines.size(); ++ln) {
     if (lines[ln].empty() || lines[ln][0] == '#') continue;
     const auto fields = split(lines[ln]);
     if (col.empty()) {
       for (size_t i = 0; i < fields.size(); ++i) col[fields[i]] = i;
-      for (const char* need : {"dtype", "m", "n", "k", "at", "bt", "params", "status", "tflops"})
+      data.template_name = col.count("r") && col.count("layout") ? "conv" : "gemm";
+      const std::vector<const char*> needs =
+          data.template_name == "conv"
+              ? std::vector<const char*>{"dtype", "layout", "n", "c", "h", "w", "k", "r", "s", "stride", "pad",
+                                         "dilation", "params", "status", "tflops"}
+              : std::vector<const char*>{"dtype", "m", "n", "k", "at", "bt", "params", "status", "tflops"};
+      for (const char* need : needs)
         if (!col.count(need)) throw InvalidArgument(fmt::format("{}: the header has no column \"{}\"", path, need));
+      data.samples.features =
+          int(data.template_name == "conv" ? conv_feature_names().size() : gemm_feature_names().size());
       continue;
     }
     auto get = [&](const char* name) -> const std::string& {
@@ -105,13 +117,28 @@ Dataset load_one(const std::string& path, const std::string& dtype) {
       Row row;
       row.tflops = std::stod(get("tflops"));
       if (!(row.tflops > 0) || !std::isfinite(row.tflops)) continue;
-      const ir::DType dtype = ir::parse_dtype(get("dtype"));
-      row.problem = ir::dense_gemm(dtype, std::stoll(get("m")), std::stoll(get("n")), std::stoll(get("k")),
-                                   get("at") == "1", get("bt") == "1");
-      row.params = lower::parse_gemm_params(get("params"));
-      row.job = fmt::format("{} {} {} {} {} {}{}", get("dtype"), col.count("suite") ? get("suite") : "-", get("m"),
-                            get("n"), get("k"), get("at"), get("bt"));
-      const auto f = gemm_features(row.problem, row.params);
+      const ir::DType t = ir::parse_dtype(get("dtype"));
+      const std::string suite = col.count("suite") ? get("suite") : "-";
+      std::vector<double> f;
+      if (data.template_name == "conv") {
+        const std::string& layout = get("layout");
+        const auto slash = layout.find('/');
+        const ir::Conv v = ir::dense_conv(t, std::stoll(get("n")), std::stoll(get("c")), std::stoll(get("h")),
+                                          std::stoll(get("w")), std::stoll(get("k")), std::stoll(get("r")),
+                                          std::stoll(get("s")), std::stoll(get("stride")), std::stoll(get("pad")),
+                                          std::stoll(get("dilation")), ir::parse_image_layout(layout.substr(0, slash)),
+                                          ir::parse_filter_layout(layout.substr(slash + 1)));
+        f = conv_features(v, lower::parse_conv_params(get("params")));
+        row.job = fmt::format("{} {} {} n{} c{} h{} w{} k{} r{} s{} u{} p{} d{}", get("dtype"), suite, layout, get("n"),
+                              get("c"), get("h"), get("w"), get("k"), get("r"), get("s"), get("stride"), get("pad"),
+                              get("dilation"));
+      } else {
+        const ir::Gemm g = ir::dense_gemm(t, std::stoll(get("m")), std::stoll(get("n")), std::stoll(get("k")),
+                                          get("at") == "1", get("bt") == "1");
+        f = gemm_features(g, lower::parse_gemm_params(get("params")));
+        row.job = fmt::format("{} {} {} {} {} {}{}", get("dtype"), suite, get("m"), get("n"), get("k"), get("at"),
+                              get("bt"));
+      }
       data.samples.x.insert(data.samples.x.end(), f.begin(), f.end());
       data.samples.y.push_back(std::log(row.tflops));
       data.rows.push_back(std::move(row));

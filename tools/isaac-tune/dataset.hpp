@@ -1,5 +1,8 @@
 #pragma once
-// Measured GEMM datasets (bench/results/gemm-sweep-*.csv[.xz]) as model samples.
+// Measured datasets as model samples: GEMM rows (bench/results/gemm-sweep-all.csv.xz, isaac-tune
+// collect) with the columns dtype, m, n, k, at, bt, params, status, tflops; CONV rows (isaac-tune
+// collect --template conv) with dtype, layout, n, c, h, w, k, r, s, stride, pad, dilation, params,
+// status, tflops.
 #include <isaac/ir/gemm.hpp>
 #include <isaac/lower/gemm.hpp>
 #include <isaac/tune/mlp.hpp>
@@ -10,20 +13,19 @@
 namespace isaac::tune::cli {
 
 struct Row {
-  std::string job;  // "f32 LINPACK 512 512 512 01": one (problem, dtype) of the sweep
-  ir::Gemm problem;
-  lower::GemmParams params;
+  std::string job;  // "f32 LINPACK 512 512 512 01": one (problem, dtype) of the data
   double tflops = 0;
 };
 
 struct Dataset {
+  std::string template_name;  // "gemm" or "conv", from the columns of the files
   std::vector<Row> rows;  // status=ok rows with a positive TFLOP/s only
   Samples samples;        // gemm_features of each row; y = log(TFLOP/s)
   std::vector<std::string> jobs() const;
 };
 
-// Reads CSVs with a header (dtype, suite, m, n, k, at, bt, params, status, tflops, ...), several
-// separated by commas; a path ending in .xz is read through `xz -dc`. A non-empty `dtype` keeps only
+// Reads CSVs with a header naming the columns above, several separated by commas (all of one
+// template); a path ending in .xz is read through `xz -dc`. A non-empty `dtype` keeps only
 // its rows. Throws InvalidArgument naming the file and line.
 Dataset load_dataset(const std::string& paths, const std::string& dtype = "");
 

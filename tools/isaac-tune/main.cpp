@@ -7,10 +7,13 @@
 //   isaac-tune eval  --data bench/results/gemm-sweep-all.csv.xz --model model.json
 //   isaac-tune cv    --data ... --architectures "32;64;64,64;128,128;256,128,64" --folds 5 [--split jobs]
 //   isaac-tune cv    --data ... --architectures "64,64" --sizes 250,500,1000,2000,4000,7000
+#include "collect.hpp"
 #include "dataset.hpp"
+#include "cache.hpp"
 #include "search.hpp"
 
 #include <isaac/error.hpp>
+#include <isaac/tune/conv_features.hpp>
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/mlp.hpp>
 #include <isaac/tune/model_file.hpp>
@@ -141,7 +144,8 @@ int cmd_train(const std::string& data_path, const std::string& hidden_text, cons
   model.device = device;
   model.compute_capability = compute_capability;
   model.dtype = dtype;
-  model.features = tune::gemm_feature_names();
+  model.template_name = data.template_name;
+  model.features = data.template_name == "conv" ? tune::conv_feature_names() : tune::gemm_feature_names();
   model.mlp = tune::Mlp(data.samples.features, hidden, f.seed);
   auto opts = options_of(f, f.epochs);
   opts.on_epoch = progress("train " + tune::hidden_to_string(hidden), f.epochs);
@@ -155,12 +159,12 @@ int cmd_train(const std::string& data_path, const std::string& hidden_text, cons
 
 int cmd_eval(const std::string& data_path, const std::string& model_path, bool table) {
   const tune::Model model = tune::load_model(model_path);
-  const std::string dtype = model.dtype;
-  if (model.template_name != "gemm")
-    throw InvalidArgument(fmt::format("{} is a {} model; isaac-tune eval reads GEMM data", model_path, model.template_name));
-  if (model.features != tune::gemm_feature_names())
+  const Dataset data = load_dataset(data_path, model.dtype);
+  if (model.template_name != data.template_name)
+    throw InvalidArgument(fmt::format("{} is a {} model and {} holds {} data", model_path, model.template_name,
+                                      data_path, data.template_name));
+  if (model.features != (data.template_name == "conv" ? tune::conv_feature_names() : tune::gemm_feature_names()))
     throw InvalidArgument(fmt::format("{} was trained on other features than this build computes; retrain it", model_path));
-  const Dataset data = load_dataset(data_path, dtype);
   const auto pred = model.mlp.predict(data.samples);
   double mse = 0;
   for (size_t i = 0; i < pred.size(); ++i) mse += std::pow(pred[i] - data.samples.y[i], 2) / double(pred.size());
@@ -350,6 +354,9 @@ int main(int argc, char** argv) {
 
   int exit_code = 0;
   add_search_command(app, exit_code);
+  add_cache_command(app, exit_code);
+  add_collect_command(app);
+  add_sampler_command(app);
 
   try {
     app.parse(argc, argv);
@@ -359,7 +366,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "isaac-tune: {}\n", e.what());
     return 1;
   }
-  if (app.got_subcommand("search")) return exit_code;
+  if (app.got_subcommand("search") || app.got_subcommand("cache")) return exit_code;
   try {
     flags.hidden = hidden;
     if (*train) return cmd_train(data_path, hidden, flags, out, device, compute_capability, dtype);

@@ -1,0 +1,206 @@
+// isaac-bench-conv tuned: the tuner (issue 6) against the brute-force sweep and cuDNN. For each winner
+// of the sweep (problem, dtype, layout), in the winner's layout and on the same operands:
+//   brute/<dtype>/<name>   the sweep's winner
+//   top1/<dtype>/<name>    the model's first choice over the whole legal space
+//   topk/<dtype>/<name>    the fastest of the model's k best, re-benchmarked (isaac::choose_conv)
+//   cudnn/<dtype>/<name>   cuDNN's best algorithm, best of NCHW and NHWC
+// Writes a CSV of TFLOP/s and ratios, and prints the issue's criteria.
+#include "cudnn.hpp"
+#include "modes.hpp"
+
+#include <isaac/conv.hpp>
+#include <isaac/gemm.hpp>
+#include <isaac/runtime/timer.hpp>
+#include <isaac/tune/models.hpp>
+#include <isaac/tuning.hpp>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace isaac::bench {
+
+namespace {
+
+enum Contender { brute, top1, topk, cudnn, contenders };
+constexpr const char* contender_names[] = {"brute", "top1", "topk", "cudnn"};
+
+struct Row {
+  std::string dtype, layout;
+  Problem pr;
+  ir::Conv conv;
+  std::array<std::optional<lower::ConvParams>, 3> params;
+  std::array<std::unique_ptr<CompiledConv>, 3> kernels;
+  std::array<double, contenders> tflops{};
+  std::array<std::string, contenders> errors;
+  ConvDecision decision;
+  double tuning_seconds = 0;
+  std::string cudnn_how;
+  std::unique_ptr<Operands> operands;
+};
+
+double ratio(double a, double b) { return a > 0 && b > 0 ? a / b : 0; }
+std::string cell(double v) { return v > 0 ? fmt::format("{:.3f}", v) : ""; }
+
+}  // namespace
+
+int tuned(const std::vector<Problem>& problems, const std::string& winners_path, const std::string& csv_path,
+          int top_k, int argc, char** argv) {
+  const auto info = runtime::device_info(0);
+  runtime::use_device(0);
+  const lower::DeviceLimits limits = device_limits(info);
+  runtime::Stream stream;
+  std::ifstream in(winners_path);
+  if (!in) throw InvalidArgument("cannot read the sweep winners " + winners_path + ": run `sweep` first (or --winners)");
+  std::vector<std::unique_ptr<Row>> rows;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {  // dtype,name,layout,"params",ms,tflops
+    const auto q1 = line.find('"'), q2 = line.rfind('"');
+    const auto head = split(line.substr(0, q1), ',');
+    if (head.size() < 3 || q1 == std::string::npos) continue;
+    auto pr = std::find_if(problems.begin(), problems.end(), [&](const Problem& p) { return p.name == head[1]; });
+    if (pr == problems.end()) continue;
+    auto row = std::make_unique<Row>();
+    row->dtype = head[0], row->layout = head[2], row->pr = *pr;
+    const auto slash = row->layout.find('/');
+    row->conv = make_conv(*pr, ir::parse_dtype(head[0]), ir::parse_image_layout(row->layout.substr(0, slash)),
+                          ir::parse_filter_layout(row->layout.substr(slash + 1)));
+    const std::string name = fmt::format("{}/{}", row->dtype, pr->name);
+    try {
+      row->params[brute] = lower::parse_conv_params(line.substr(q1 + 1, q2 - q1 - 1));
+    } catch (const std::exception& e) {
+      row->errors[brute] = e.what();
+    }
+    const auto model = tune::find_model("conv", row->conv.dtype, info.name, info.compute_capability());
+    if (!model) {
+      row->errors[top1] = row->errors[topk] = fmt::format("no CONV {} model", row->dtype);
+    } else {
+      row->params[top1] = tune::rank_conv_space(row->conv, {}, limits, model->model, 1).front().params;
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        row->decision = choose_conv(row->conv, {}, {.top_k = top_k, .database = false});
+        row->params[topk] = row->decision.params;
+      } catch (const std::exception& e) {
+        row->errors[topk] = e.what();
+      }
+      row->tuning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    fmt::print("{} {}: {} in {:.2f} s ({} legal sets, enumerated in {:.1f} ms, ranked in {:.1f} ms)\n", name,
+               row->layout, row->decision.how, row->tuning_seconds, row->decision.search.legal_sets,
+               row->decision.search.enumerate_ms, row->decision.search.evaluate_ms);
+    for (int who : {brute, top1, topk})
+      if (row->params[who]) try {
+          row->kernels[who] = std::make_unique<CompiledConv>(row->conv, *row->params[who]);
+        } catch (const std::exception& e) {
+          row->errors[who] = e.what();
+        }
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) throw InvalidArgument(winners_path + " lists no problem of the problem list");
+
+  cudnnHandle_t handle;
+  CUDNN_CHECK(cudnnCreate(&handle));
+  for (auto& owned : rows) {
+    Row* r = owned.get();
+    const double flops = lower::conv_flops(r->conv);
+    for (int who : {brute, top1, topk})
+      benchmark::RegisterBenchmark(fmt::format("{}/{}/{}", contender_names[who], r->dtype, r->pr.name).c_str(),
+                                   [r, who, flops, &stream](benchmark::State& state) {
+                                     if (!r->kernels[who]) {
+                                       state.SkipWithError(r->errors[who].c_str());
+                                       return;
+                                     }
+                                     if (!r->operands) r->operands = std::make_unique<Operands>(r->conv);
+                                     Operands& o = *r->operands;
+                                     double ms = 0;
+                                     for (auto _ : state) {
+                                       ms = runtime::time_on_stream(
+                                                [&](const runtime::Stream& s) {
+                                                  r->kernels[who]->run(o.out.ptr(), o.in.ptr(), o.filter.ptr(), 1, 0, s);
+                                                },
+                                                stream)
+                                                .median_ms;
+                                       state.SetIterationTime(ms * 1e-3);
+                                     }
+                                     r->tflops[who] = flops / (ms * 1e-3) / 1e12;
+                                     state.counters["TFLOPS"] = r->tflops[who];
+                                     state.SetLabel(r->params[who]->str());
+                                   })
+          ->UseManualTime()
+          ->Iterations(1);
+    benchmark::RegisterBenchmark(fmt::format("cudnn/{}/{}", r->dtype, r->pr.name).c_str(),
+                                 [r, flops, handle, &stream](benchmark::State& state) {
+                                   r->operands.reset();
+                                   CudnnBest best{1e30, ""};
+                                   for (auto _ : state) {
+                                     for (auto format : {CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NHWC}) try {
+                                         auto b = cudnn_best(handle, r->pr, r->conv.dtype, format, stream);
+                                         if (b.ms < best.ms) best = b;
+                                       } catch (const std::exception& e) {
+                                         r->errors[cudnn] += e.what();
+                                       }
+                                     state.SetIterationTime(best.ms < 1e29 ? best.ms * 1e-3 : 0);
+                                   }
+                                   if (best.ms < 1e29) r->tflops[cudnn] = flops / (best.ms * 1e-3) / 1e12;
+                                   r->cudnn_how = best.how;
+                                   state.counters["TFLOPS"] = r->tflops[cudnn];
+                                   state.SetLabel(best.how);
+                                 })
+        ->UseManualTime()
+        ->Iterations(1);
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  cudnnDestroy(handle);
+
+  std::ofstream out(csv_path);
+  if (!out) throw InvalidArgument("cannot write " + csv_path);
+  out << fmt::format("# isaac-bench-conv tuned on {} (sm_{}), driver {}, cuDNN {}; top-k = {}; brute = {}\n", info.name,
+                     info.compute_capability(), runtime::driver_version(), cudnnGetVersion(), top_k, winners_path);
+  out << "dtype,name,layout,n,p,q,k,c,r,s,brute_tflops,top1_tflops,topk_tflops,cudnn_tflops,top1_vs_brute,"
+         "topk_vs_brute,topk_vs_cudnn,topk_rank,legal_sets,enumerate_ms,evaluate_ms,tuning_s,brute_params,top1_params,"
+         "topk_params,errors\n";
+  int ok = 0, top1_ok = 0, topk_ok = 0;
+  std::map<std::string, std::vector<double>> vs_cudnn;
+  for (const auto& r : rows) {
+    std::string errors;
+    for (int who = 0; who < contenders; ++who)
+      if (!r->errors[who].empty()) errors += fmt::format("{}{}: {}", errors.empty() ? "" : "; ", contender_names[who], r->errors[who]);
+    const double r1 = ratio(r->tflops[top1], r->tflops[brute]), rk = ratio(r->tflops[topk], r->tflops[brute]);
+    const double rc = ratio(r->tflops[topk], r->tflops[cudnn]);
+    if (r1 > 0 && rk > 0) ++ok, top1_ok += r1 >= 0.85, topk_ok += rk >= 0.95;
+    if (rc > 0) vs_cudnn[r->dtype].push_back(rc);
+    const Problem& p = r->pr;
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.2f},\"{}\",\"{}\",\"{}\",\"{}\"\n",
+                       r->dtype, p.name, r->layout, p.n, p.p, p.q, p.k, p.c, p.r, p.s, cell(r->tflops[brute]),
+                       cell(r->tflops[top1]), cell(r->tflops[topk]), cell(r->tflops[cudnn]), cell(r1), cell(rk), cell(rc),
+                       r->params[topk] ? std::to_string(r->decision.rank) : "", r->decision.search.legal_sets,
+                       r->decision.search.enumerate_ms, r->decision.search.evaluate_ms, r->tuning_seconds,
+                       r->params[brute] ? r->params[brute]->str() : "", r->params[top1] ? r->params[top1]->str() : "",
+                       r->params[topk] ? r->params[topk]->str() : "", errors);
+    fmt::print("{:4} {:7} {:10} brute {:7.2f} top1 {:7.2f} top-k {:7.2f} cuDNN {:7.2f}  top1/bf {:.3f} top-k/bf {:.3f}{}\n",
+               r->dtype, p.name, r->layout, r->tflops[brute], r->tflops[top1], r->tflops[topk], r->tflops[cudnn], r1, rk,
+               errors.empty() ? "" : "  " + errors);
+  }
+  fmt::print("\ntop-1 >= 85% of the brute-force best: {}/{} rows; top-{} >= 95%: {}/{} rows\n", top1_ok, ok, top_k,
+             topk_ok, ok);
+  for (const auto& [d, v] : vs_cudnn) {
+    double log_sum = 0;
+    for (double x : v) log_sum += std::log(x);
+    fmt::print("tuned isaac / cuDNN, {}: geometric mean {:.3f} over {} rows\n", d, std::exp(log_sum / double(v.size())),
+               v.size());
+  }
+  fmt::print("wrote {}\n", csv_path);
+  return ok == int(rows.size()) ? 0 : 1;
+}
+
+}  // namespace isaac::bench

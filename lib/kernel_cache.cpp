@@ -1,0 +1,169 @@
+#include <isaac/error.hpp>
+#include <isaac/kernel_cache.hpp>
+#include <isaac/lower/ptxas.hpp>
+#include <isaac/tune/database.hpp>
+#include <isaac/tune/models.hpp>
+#include <isaac/version.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace isaac {
+
+namespace {
+
+using nlohmann::json;
+
+std::atomic<std::size_t> hits{0}, misses{0}, stores{0}, damaged{0};
+
+std::uint64_t fnv1a(const std::string& text, std::uint64_t h) {
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+std::string file_of(const std::string& key) {
+  return fmt::format("{}/{:016x}{:016x}.kernel", kernel_cache_directory(), fnv1a(key, 0xcbf29ce484222325ull),
+                     fnv1a(key, 0x84222325cbf29ce4ull));
+}
+
+void forget_damaged(const std::string& key) {
+  const std::string path = file_of(key);
+  ++damaged;
+  std::remove(path.c_str());
+  fmt::print(stderr, "isaac: warning: removed the damaged kernel cache file {}\n", path);
+}
+
+// The entry's fields, or nothing when the file is absent, damaged or holds another key.
+std::optional<json> read_entry(const std::string& key) {
+  const std::string path = file_of(key);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const std::string data = bytes.str();
+  json entry = json::from_cbor(data, true, false);
+  if (entry.is_discarded() || !entry.is_object() || entry.value("format", "") != "isaac-kernel" ||
+      entry.value("version", 0) != 1) {
+    forget_damaged(key);
+    return std::nullopt;
+  }
+  if (entry.value("key", "") != key) return std::nullopt;
+  return entry;
+}
+
+void write_entry(const std::string& key, json entry) {
+  entry["format"] = "isaac-kernel";
+  entry["version"] = 1;
+  entry["key"] = key;
+  const std::string path = file_of(key);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string temp =
+      fmt::format("{}.tmp.{}.{}", path, ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  const std::vector<std::uint8_t> bytes = json::to_cbor(entry);
+  std::FILE* f = std::fopen(temp.c_str(), "wb");
+  if (!f) return;  // a cache that cannot be written is not an error: the kernel still runs
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
+                  ::fsync(::fileno(f)) == 0;
+  if (std::fclose(f) != 0 || !ok) {
+    std::remove(temp.c_str());
+    return;
+  }
+  std::filesystem::rename(temp, path, ec);
+  if (ec) std::remove(temp.c_str());
+  else ++stores;
+}
+
+const char* mode_name(lower::SplitMode mode) { return mode == lower::SplitMode::atomic ? "atomic" : "deterministic"; }
+
+}  // namespace
+
+KernelCacheStats kernel_cache_stats() { return {hits.load(), misses.load(), stores.load(), damaged.load()}; }
+
+std::string kernel_cache_directory() {
+  const char* env = std::getenv("ISAAC_KERNEL_CACHE_DIR");
+  if (env && *env) return env;
+  return tune::cache_directory() + "/kernels";
+}
+
+lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmParams& params,
+                                     const lower::Target& target, lower::SplitMode mode, bool cubin) {
+  const bool enabled = tune::caches_enabled();
+  const std::string key = fmt::format("isaac {}|gemm|{}|{}|{}|{}", version(), ir::to_string(problem), params.str(),
+                                      target.name(), mode_name(mode));
+  if (enabled)
+    if (auto e = read_entry(key); e && (!cubin || !lower::ptxas_available() || e->contains("cubin"))) try {
+      lower::GemmKernel k;
+      k.ptx = e->at("ptx").get<std::string>();
+      if (e->contains("cubin")) {
+        const auto& bin = e->at("cubin").get_binary();
+        k.cubin.assign(bin.begin(), bin.end());
+      }
+      k.main_name = e->at("main").get<std::string>();
+      k.prepare_name = e->at("prepare").get<std::string>();
+      k.reduce_name = e->at("reduce").get<std::string>();
+      k.threads = e->at("threads").get<int>();
+      k.shared_bytes = e->at("shared_bytes").get<int>();
+      k.helper_threads = e->at("helper_threads").get<int>();
+      ++hits;
+      return k;
+    } catch (const json::exception&) {
+      forget_damaged(key);
+    }
+  ++misses;
+  lower::GemmKernel k = lower::emit_gemm(problem, params, target, mode);
+  if (cubin && lower::ptxas_available()) {
+    auto report = lower::run_ptxas(k.ptx, target, k.main_name, &k.cubin);
+    if (!report.ok) throw Error("ptxas rejected the GEMM kernel " + params.str() + ":\n" + report.log);
+  }
+  if (enabled) {
+    json e = {{"ptx", k.ptx},           {"main", k.main_name},       {"prepare", k.prepare_name},
+              {"reduce", k.reduce_name}, {"threads", k.threads},      {"shared_bytes", k.shared_bytes},
+              {"helper_threads", k.helper_threads}};
+    if (!k.cubin.empty()) e["cubin"] = json::binary(std::vector<std::uint8_t>(k.cubin.begin(), k.cubin.end()));
+    write_entry(key, std::move(e));
+  }
+  return k;
+}
+
+lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvParams& params,
+                                     const lower::ConvEpilogue& epilogue, const lower::Target& target) {
+  const bool enabled = tune::caches_enabled();
+  const std::string key = fmt::format("isaac {}|conv|{}|{}|{}|{}", version(), ir::to_string(problem), params.str(),
+                                      lower::to_string(epilogue), target.name());
+  if (enabled)
+    if (auto e = read_entry(key)) try {
+      lower::ConvKernel k;
+      k.ptx = e->at("ptx").get<std::string>();
+      k.main_name = e->at("main").get<std::string>();
+      k.prepare_name = e->at("prepare").get<std::string>();
+      k.threads = e->at("threads").get<int>();
+      k.shared_bytes = e->at("shared_bytes").get<int>();
+      k.helper_threads = e->at("helper_threads").get<int>();
+      ++hits;
+      return k;
+    } catch (const json::exception&) {
+      forget_damaged(key);
+    }
+  ++misses;
+  lower::ConvKernel k = lower::emit_conv(problem, params, target, epilogue);
+  if (enabled)
+    write_entry(key, {{"ptx", k.ptx},
+                      {"main", k.main_name},
+                      {"prepare", k.prepare_name},
+                      {"threads", k.threads},
+                      {"shared_bytes", k.shared_bytes},
+                      {"helper_threads", k.helper_threads}});
+  return k;
+}
+
+}  // namespace isaac
