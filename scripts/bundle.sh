@@ -43,6 +43,14 @@ if [[ -d $build_dir/bench ]]; then
   done < <(find "$build_dir/bench" -path '*/CMakeFiles' -prune -o -type f -executable -print)
 fi
 
+# SQLite (the tuning database) is the one shared library libisaac needs beyond the C++ runtime; the
+# GPU machine may lack it, so it travels beside libisaac (found through RUNPATH $ORIGIN).
+sqlite=$(ldd "$root"/lib/libisaac.so | awk '/libsqlite3/ {print $3}')
+if [[ -n $sqlite ]]; then
+  cp -L "$sqlite" "$root/lib/$(basename "$sqlite")"
+  echo "added $(basename "$sqlite")"
+fi
+
 # The bundle must run without LLVM, libfmt or a link-time libcuda.
 if ldd "$root"/lib/libisaac.so | grep -E 'libLLVM|libcuda\.so|libfmt|not found'; then
   echo "FAILED: libisaac in the bundle depends on the above" >&2

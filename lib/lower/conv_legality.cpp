@@ -16,7 +16,9 @@ namespace {
 
 Legality no(std::string reason) { return {false, std::move(reason)}; }
 
-bool power_of_two(int x) { return x > 0 && std::has_single_bit(static_cast<unsigned>(x)); }
+// (x & (x - 1)): std::has_single_bit calls libgcc's popcount without -mpopcnt, and the searches
+// check a million sets.
+bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 // Can a tile of `contiguous` x `other` elements be loaded by `threads` threads, `along` of them side
 // by side on the contiguous axis, each reading `vec` elements at once?

@@ -18,7 +18,9 @@ Legality no(fmt::format_string<Args...> format, Args&&... args) {
   else return {false, {}};
 }
 
-bool power_of_two(int x) { return x > 0 && std::has_single_bit(static_cast<unsigned>(x)); }
+// (x & (x - 1)): std::has_single_bit calls libgcc's popcount without -mpopcnt, and the searches
+// check a million sets.
+bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 // Can a tile of `contiguous` x `other` elements be loaded by `threads` threads, `along` of them side
 // by side on the contiguous axis, each reading `vec` elements at once?
@@ -47,8 +49,7 @@ struct RegisterDemand {
   int live() const { return accumulators + fragments + prefetch + 2 * loads; }
 };
 
-RegisterDemand register_demand(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p) {
-  GemmLayout l(dtype, a_trans, b_trans, p);
+RegisterDemand register_demand(const GemmLayout& l, ir::DType dtype, const GemmParams& p) {
   auto regs = [](int elements, int bytes) { return (elements * bytes + 3) / 4; };
   int fragment_bytes = dtype == ir::DType::f16 && p.acc32 ? 4 : l.elem;
   return {regs(p.ms * p.ns, l.acc_elem), regs(p.ks * (p.ms + p.ns), fragment_bytes),
@@ -60,13 +61,16 @@ int register_budget(int threads, const DeviceLimits& device) {
   return std::min(device.max_registers_per_thread, device.registers_per_block / std::max(1, threads) / 8 * 8);
 }
 
-}  // namespace
-
 // A least-squares fit of ptxas's counts (sm_80 and sm_90, 505 sets of the CPU sweep) on the live
 // data; ptxas adds indices, predicates and scheduling slack that grow with the stage depth.
-int estimate_gemm_registers(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p) {
-  RegisterDemand d = register_demand(dtype, a_trans, b_trans, p);
+int estimate_registers(const RegisterDemand& d) {
   return d.accumulators + d.fragments / 2 + d.prefetch + 2 * d.loads + d.steps / 5 + 43;
+}
+
+}  // namespace
+
+int estimate_gemm_registers(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p) {
+  return estimate_registers(register_demand(GemmLayout(dtype, a_trans, b_trans, p), dtype, p));
 }
 
 int gemm_shared_bytes(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p) {
@@ -106,11 +110,12 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
   // than exceed its budget, so legality keeps a margin: in the sweep, every set that spilled had an
   // estimate within 24 registers of the budget or live data above 70% of it.
   int budget = register_budget(l.threads, device);
-  int registers = estimate_gemm_registers(dtype, a_trans, b_trans, p);
+  const RegisterDemand demand = register_demand(l, dtype, p);
+  int registers = estimate_registers(demand);
   if (registers + 24 > budget)
     return no<Explain>("an estimated {} registers per thread (+24 of margin) exceed the budget of {} for {} threads",
                           registers, budget, l.threads);
-  if (int live = register_demand(dtype, a_trans, b_trans, p).live(); 10 * live > 7 * budget)
+  if (int live = demand.live(); 10 * live > 7 * budget)
     return no<Explain>("{} registers of accumulators, fragments, prefetch and addresses exceed 70% of the budget "
                           "of {} for {} threads",
                           live, budget, l.threads);

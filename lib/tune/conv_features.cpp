@@ -9,7 +9,7 @@ namespace isaac::tune {
 namespace {
 
 double lg(double v) { return std::log2(std::max(v, 1.0)); }
-double lg(int v) { return v > 0 && std::has_single_bit(unsigned(v)) ? std::countr_zero(unsigned(v)) : lg(double(v)); }
+double lg(int v) { return v > 0 && (v & (v - 1)) == 0 ? std::countr_zero(unsigned(v)) : lg(double(v)); }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / std::max<std::int64_t>(b, 1); }
 
 }  // namespace

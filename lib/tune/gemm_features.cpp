@@ -12,7 +12,7 @@ namespace {
 double lg(double v) { return std::log2(std::max(v, 1.0)); }
 
 // The parameters are powers of two: no call to log2 for them (the search computes millions).
-double lg(int v) { return v > 0 && std::has_single_bit(unsigned(v)) ? std::countr_zero(unsigned(v)) : lg(double(v)); }
+double lg(int v) { return v > 0 && (v & (v - 1)) == 0 ? std::countr_zero(unsigned(v)) : lg(double(v)); }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 

@@ -5,6 +5,7 @@
 #include <isaac/ir/gemm.hpp>
 #include <isaac/lower/gemm.hpp>
 #include <isaac/tune/features.hpp>
+#include <isaac/tune/heuristic.hpp>
 #include <isaac/tune/mlp.hpp>
 #include <isaac/tune/model_file.hpp>
 #include <isaac/tune/search.hpp>
@@ -149,4 +150,18 @@ TEST_CASE("select_gemm re-benchmarks the top k and skips candidates that fail") 
   CHECK(trusted.measured_ms < 0);
   CHECK_THROWS_WITH_AS(select_gemm(g, {}, model, 3, [](const lower::GemmParams&) -> double { throw Error("no"); }),
                        doctest::Contains("could run"), Error);
+}
+
+TEST_CASE("the heuristic choice (used without a model) is legal for every shape, 1 included") {
+  for (ir::DType t : {ir::DType::f16, ir::DType::f32, ir::DType::f64})
+    for (int layout = 0; layout < 4; ++layout)
+      for (std::int64_t m : {1, 2, 17, 1000})
+        for (std::int64_t n : {1, 3, 64, 999})
+          for (std::int64_t k : {1, 5, 60000}) {
+            const ir::Gemm g = ir::dense_gemm(t, m, n, k, layout & 1, layout & 2);
+            CAPTURE(ir::to_string(g));
+            lower::GemmParams p;
+            REQUIRE_NOTHROW(p = heuristic_gemm(g, {}));
+            CHECK(lower::check_gemm(g, p).legal);
+          }
 }

@@ -9,6 +9,7 @@
 //   isaac-tune cv    --data ... --architectures "64,64" --sizes 250,500,1000,2000,4000,7000
 #include "collect.hpp"
 #include "dataset.hpp"
+#include "export.hpp"
 #include "cache.hpp"
 #include "search.hpp"
 
@@ -354,6 +355,7 @@ int main(int argc, char** argv) {
 
   int exit_code = 0;
   add_search_command(app, exit_code);
+  add_export_command(app, exit_code);
   add_cache_command(app, exit_code);
   add_collect_command(app);
   add_sampler_command(app);
