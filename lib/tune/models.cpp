@@ -41,7 +41,9 @@ std::optional<ModelChoice> choose(std::string_view template_name, ir::DType dtyp
   if (std::filesystem::exists(user)) return ModelChoice{load_model(user), "user model " + user, ""};
   const Shipped* nearest = nullptr;
   for (const Shipped& s : shipped()) {
-    if (s.model.template_name != template_name || s.model.dtype != ir::name(dtype)) continue;
+    // A model without a dtype was trained on all of them (the dtype is one of its features).
+    if (s.model.template_name != template_name || (!s.model.dtype.empty() && s.model.dtype != ir::name(dtype)))
+      continue;
     if (s.model.device == device) return ModelChoice{s.model, "shipped model " + s.name, ""};
     if (!nearest || std::abs(s.model.compute_capability - compute_capability) <
                         std::abs(nearest->model.compute_capability - compute_capability))

@@ -11,6 +11,7 @@
 #include "dataset.hpp"
 #include "export.hpp"
 #include "cache.hpp"
+#include "focus.hpp"
 #include "search.hpp"
 
 #include <isaac/error.hpp>
@@ -357,6 +358,7 @@ int main(int argc, char** argv) {
   add_search_command(app, exit_code);
   add_export_command(app, exit_code);
   add_cache_command(app, exit_code);
+  add_focus_command(app, exit_code);
   add_collect_command(app);
   add_sampler_command(app);
 
@@ -368,7 +370,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "isaac-tune: {}\n", e.what());
     return 1;
   }
-  if (app.got_subcommand("search") || app.got_subcommand("cache")) return exit_code;
+  // The subcommands registered above ran in their callbacks; these three run here.
+  if (!*train && !*eval && !*cv) return exit_code;
   try {
     flags.hidden = hidden;
     if (*train) return cmd_train(data_path, hidden, flags, out, device, compute_capability, dtype);

@@ -2,7 +2,8 @@
 // Which performance model the runtime uses for a template, a dtype and a device:
 //   1. a user-trained model in the cache directory, <cache>/models/<template>-<dtype>.json, takes
 //      precedence (isaac-tune train --out writes one there); a damaged file is an error, never skipped;
-//   2. else a model shipped inside the library (lib/tune/models) trained on the same device;
+//   2. else a model shipped inside the library (lib/tune/models) trained on the same device (for this
+//      dtype, or for every dtype when the model names none);
 //   3. else the shipped model of the nearest compute capability, with a warning on stderr (once).
 // The cache directory is $ISAAC_CACHE_DIR, else $XDG_CACHE_HOME/isaac, else $HOME/.cache/isaac.
 #include <isaac/ir/dtype.hpp>

@@ -1,0 +1,211 @@
+#include "focus.hpp"
+
+#include <isaac/error.hpp>
+#include <isaac/gemm.hpp>
+#include <isaac/lower/ptxas.hpp>
+#include <isaac/runtime/timer.hpp>
+#include <isaac/tune/models.hpp>
+#include <isaac/tune/search.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <random>
+#include <thread>
+
+namespace isaac::tune::cli {
+
+namespace {
+
+struct FocusFlags {
+  std::string out, model_path, dtypes = "f32,f16,f64";
+  double seconds = 120;
+  int per_shape = 12, top = 64, best = 6;
+  std::uint64_t seed = 7;
+  double max_mnk = 0x1p34;
+};
+
+double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1p-53; }
+
+std::int64_t log_uniform(std::mt19937_64& rng, double lo, double hi) {
+  return std::int64_t(std::llround(std::exp(std::log(lo) + uniform01(rng) * (std::log(hi) - std::log(lo)))));
+}
+
+// A dense GEMM like collect's: M, N in [16, 8192], K in [16, 16384] log-uniform, M*N*K capped.
+ir::Gemm random_problem(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes, double max_mnk) {
+  for (;;) {
+    const std::int64_t m = log_uniform(rng, 16, 8192), n = log_uniform(rng, 16, 8192), k = log_uniform(rng, 16, 16384);
+    if (double(m) * double(n) * double(k) > max_mnk) continue;
+    const ir::DType t = dtypes[rng() % dtypes.size()];
+    const unsigned layout = unsigned(rng() % 4);
+    return ir::dense_gemm(t, m, n, k, layout & 1, layout & 2);
+  }
+}
+
+struct Candidate {
+  lower::GemmParams params;
+  int rank = 0;
+  double predicted = 0;
+  std::optional<lower::GemmKernel> kernel;
+  std::string error;
+};
+
+struct Batch {
+  ir::Gemm problem;
+  std::vector<Candidate> candidates;
+};
+
+std::atomic<bool> interrupted{false};
+
+int run_focus(const FocusFlags& f) {
+  if (f.per_shape < 1 || f.best < 0 || f.best > f.per_shape || f.top < f.per_shape)
+    throw InvalidArgument(fmt::format("--per-shape {} --best {} --top {}: need 0 <= best <= per-shape <= top",
+                                      f.per_shape, f.best, f.top));
+  std::vector<ir::DType> dtypes;
+  for (size_t pos = 0; pos <= f.dtypes.size();) {
+    const size_t comma = std::min(f.dtypes.find(',', pos), f.dtypes.size());
+    dtypes.push_back(ir::parse_dtype(f.dtypes.substr(pos, comma - pos)));
+    pos = comma + 1;
+  }
+  if (std::filesystem::exists(f.out))
+    throw InvalidArgument(fmt::format("{} exists: give another --out (focus rounds are not resumed)", f.out));
+  runtime::use_device(0);  // a clear error without a driver, before any work
+  const runtime::DeviceInfo info = runtime::device_info(0);
+  const lower::DeviceLimits limits = device_limits(info);
+  const lower::Target target = lower::target_for_compute_capability(info.compute_capability());
+  std::map<ir::DType, Model> models;
+  for (ir::DType t : dtypes) {
+    if (!f.model_path.empty()) {
+      models[t] = load_model(f.model_path);
+      continue;
+    }
+    auto choice = find_model("gemm", t, info.name, info.compute_capability());
+    if (!choice) throw InvalidArgument(fmt::format("no GEMM {} model: give one with --model", ir::name(t)));
+    models[t] = choice->model;
+  }
+
+  std::mt19937_64 rng(f.seed);
+  // The next batch is ranked and compiled on the other cores while the GPU times this one.
+  auto prepare = [&](ir::Gemm g, std::uint64_t seed) {
+    Batch batch{g, {}};
+    std::mt19937_64 pick(seed);
+    const auto ranked = rank_gemm_space(g, limits, models.at(g.dtype), f.top);
+    std::vector<size_t> chosen;
+    for (int i = 0; i < f.best && i < int(ranked.size()); ++i) chosen.push_back(size_t(i));
+    std::vector<size_t> rest;
+    for (size_t i = size_t(f.best); i < ranked.size(); ++i) rest.push_back(i);
+    for (size_t i = rest.size(); i > 1; --i) std::swap(rest[i - 1], rest[pick() % i]);
+    for (size_t i = 0; i < rest.size() && int(chosen.size()) < f.per_shape; ++i) chosen.push_back(rest[i]);
+    for (size_t i : chosen) batch.candidates.push_back({ranked[i].params, int(i), ranked[i].predicted_tflops, {}, {}});
+    std::vector<std::thread> workers;
+    std::atomic<size_t> next{0};
+    for (unsigned w = 0; w < std::max(1u, std::thread::hardware_concurrency()); ++w)
+      workers.emplace_back([&] {
+        for (size_t i; (i = next++) < batch.candidates.size();) {
+          Candidate& c = batch.candidates[i];
+          try {
+            lower::GemmKernel k = lower::emit_gemm(g, c.params, target);
+            if (lower::ptxas_available()) {
+              auto report = lower::run_ptxas(k.ptx, target, k.main_name, &k.cubin);
+              if (!report.ok) k.cubin.clear();  // the driver's JIT takes the PTX
+            }
+            c.kernel = std::move(k);
+          } catch (const std::exception& e) {
+            c.error = e.what();
+          }
+        }
+      });
+    for (auto& w : workers) w.join();
+    return batch;
+  };
+
+  std::FILE* out = std::fopen(f.out.c_str(), "w");
+  if (!out) throw InvalidArgument("cannot write " + f.out);
+  std::fprintf(out, "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d top=%d\n", info.name.c_str(),
+               (unsigned long long)f.seed, f.per_shape, f.best, f.top);
+  std::fprintf(out, "dtype,suite,m,n,k,at,bt,params,status,median_ms,tflops,rank,predicted_tflops,reason,phase\n");
+  std::signal(SIGINT, [](int) { interrupted = true; });
+  std::signal(SIGTERM, [](int) { interrupted = true; });
+  runtime::Stream stream;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  std::future<Batch> pending = std::async(std::launch::async, prepare, random_problem(rng, dtypes, f.max_mnk), rng());
+  std::size_t timed = 0, failed = 0, shapes = 0;
+  while (!interrupted && elapsed() < f.seconds) {
+    Batch batch = pending.get();
+    pending = std::async(std::launch::async, prepare, random_problem(rng, dtypes, f.max_mnk), rng());
+    const ir::Gemm& g = batch.problem;
+    const std::size_t elem = ir::size_of(g.dtype);
+    runtime::Buffer a(elem * std::size_t(g.m * g.k)), b(elem * std::size_t(g.k * g.n)), c(elem * std::size_t(g.m * g.n));
+    for (runtime::Buffer* buffer : {&a, &b, &c}) buffer->fill_bytes(0x3c);
+    ++shapes;
+    for (Candidate& cand : batch.candidates) {
+      std::string status = "ok", reason;
+      double ms = 0;
+      if (!cand.kernel) {
+        status = "compile", reason = cand.error;
+      } else {
+        try {
+          CompiledGemm kernel(std::move(*cand.kernel), cand.params, lower::SplitMode::atomic, 0);
+          ms = runtime::time_on_stream(
+                   [&](const runtime::Stream& s) { kernel.run(g, c.ptr(), a.ptr(), b.ptr(), 1.0, 0.0, s); }, stream,
+                   {.warmup = 1, .repeats = 3, .flush_l2 = true})
+                   .median_ms;
+        } catch (const DriverError& e) {
+          status = "launch", reason = e.what();
+        } catch (const std::exception& e) {
+          status = "jit", reason = e.what();
+        }
+      }
+      for (char& ch : reason)
+        if (ch == '\n' || ch == '"') ch = ' ';
+      const double tflops = status == "ok" ? 2.0 * double(g.m) * double(g.n) * double(g.k) / (ms * 1e-3) / 1e12 : 0;
+      std::fprintf(out, "%s,random,%lld,%lld,%lld,%d,%d,\"%s\",%s,%s,%s,%d,%.3f,\"%s\",focus\n",
+                   std::string(ir::name(g.dtype)).c_str(), (long long)g.m, (long long)g.n, (long long)g.k,
+                   int(g.a_trans), int(g.b_trans), cand.params.str().c_str(), status.c_str(),
+                   status == "ok" ? fmt::format("{:.6f}", ms).c_str() : "",
+                   status == "ok" ? fmt::format("{:.3f}", tflops).c_str() : "", cand.rank, cand.predicted,
+                   reason.c_str());
+      status == "ok" ? ++timed : ++failed;
+      if (status == "launch") {  // the context is gone: every later launch would fail
+        std::fclose(out);
+        throw Error("the CUDA context was lost: " + reason);
+      }
+    }
+    std::fflush(out);
+    fmt::print(stderr, "\r  {} shapes, {} kernels timed ({:.1f}/s), {} failed, {:.0f} s of {:.0f}   ", shapes, timed,
+               double(timed) / elapsed(), failed, elapsed(), f.seconds);
+  }
+  pending.wait();
+  std::fclose(out);
+  fmt::print(stderr, "\nisaac-tune focus: {} kernels timed on {} shapes, {} failed, in {:.0f} s; wrote {}\n", timed,
+             shapes, failed, elapsed(), f.out);
+  return 0;
+}
+
+}  // namespace
+
+void add_focus_command(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<FocusFlags>();
+  auto* cmd = app.add_subcommand("focus", "time the model's own best sets on random GEMMs (data for the next model)");
+  cmd->add_option("--out", flags->out, "CSV to write (a new file)")->required();
+  cmd->add_option("--model", flags->model_path, "model file (default: the user's or the shipped model per dtype)");
+  cmd->add_option("--dtypes", flags->dtypes, "comma-separated dtypes")->capture_default_str();
+  cmd->add_option("--seconds", flags->seconds, "time budget")->capture_default_str();
+  cmd->add_option("--per-shape", flags->per_shape, "sets timed per random input")->capture_default_str();
+  cmd->add_option("--best", flags->best, "of which the model's very best (the rest drawn from its top)")
+      ->capture_default_str();
+  cmd->add_option("--top", flags->top, "the model's top sets the rest is drawn from")->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "random inputs and draws")->capture_default_str();
+  cmd->add_option("--max-mnk", flags->max_mnk, "largest M*N*K")->capture_default_str();
+  cmd->callback([flags, &exit_code] { exit_code = run_focus(*flags); });
+}
+
+}  // namespace isaac::tune::cli
