@@ -1,4 +1,5 @@
 #include "focus.hpp"
+#include "focus_conv.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
@@ -25,7 +26,7 @@ namespace isaac::tune::cli {
 namespace {
 
 struct FocusFlags {
-  std::string out, model_path, dtypes = "f32,f16,f64";
+  std::string template_name = "gemm", out, model_path, dtypes = "f32,f16,f64";
   double seconds = 120;
   int per_shape = 12, top = 64, best = 6;
   std::uint64_t seed = 7;
@@ -195,6 +196,8 @@ int run_focus(const FocusFlags& f) {
 void add_focus_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<FocusFlags>();
   auto* cmd = app.add_subcommand("focus", "time the model's own best sets on random GEMMs (data for the next model)");
+  cmd->add_option("--template", flags->template_name, "gemm or conv (CONV: drawn uniformly where no CONV model exists)")
+      ->capture_default_str();
   cmd->add_option("--out", flags->out, "CSV to write (a new file)")->required();
   cmd->add_option("--model", flags->model_path, "model file (default: the user's or the shipped model per dtype)");
   cmd->add_option("--dtypes", flags->dtypes, "comma-separated dtypes")->capture_default_str();
@@ -205,7 +208,19 @@ void add_focus_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--top", flags->top, "the model's top sets the rest is drawn from")->capture_default_str();
   cmd->add_option("--seed", flags->seed, "random inputs and draws")->capture_default_str();
   cmd->add_option("--max-mnk", flags->max_mnk, "largest M*N*K")->capture_default_str();
-  cmd->callback([flags, &exit_code] { exit_code = run_focus(*flags); });
+  cmd->callback([flags, &exit_code] {
+    if (flags->template_name == "gemm") {
+      exit_code = run_focus(*flags);
+    } else if (flags->template_name == "conv") {
+      ConvFocusFlags c;
+      c.out = flags->out, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
+      c.best = flags->best, c.seed = flags->seed;
+      c.dtypes = flags->dtypes == "f32,f16,f64" ? "f32,f16" : flags->dtypes;
+      exit_code = run_conv_focus(c);
+    } else {
+      throw InvalidArgument(fmt::format("--template {}: use gemm or conv", flags->template_name));
+    }
+  });
 }
 
 }  // namespace isaac::tune::cli

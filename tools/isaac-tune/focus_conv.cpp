@@ -1,0 +1,176 @@
+#include "focus_conv.hpp"
+
+#include <isaac/conv.hpp>
+#include <isaac/error.hpp>
+#include <isaac/gemm.hpp>
+#include <isaac/runtime/timer.hpp>
+#include <isaac/tune/models.hpp>
+#include <isaac/tune/search.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <optional>
+#include <random>
+#include <thread>
+
+namespace isaac::tune::cli {
+
+namespace {
+
+double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1p-53; }
+
+std::int64_t log_uniform(std::mt19937_64& rng, double lo, double hi) {
+  return std::int64_t(std::llround(std::exp(std::log(lo) + uniform01(rng) * (std::log(hi) - std::log(lo)))));
+}
+
+// Ranges like the paper's DeepBench convolutions (bench/problems/conv_problems.csv).
+ir::Conv random_conv(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes, double max_flops) {
+  static const std::pair<int, int> filters[] = {{1, 1}, {3, 3}, {3, 3}, {3, 3}, {5, 5}, {7, 7}, {5, 20}, {3, 10}, {5, 10}};
+  static const std::pair<ir::ImageLayout, ir::FilterLayout> layouts[] = {
+      {ir::ImageLayout::nchw, ir::FilterLayout::kcrs},
+      {ir::ImageLayout::chwn, ir::FilterLayout::crsk},
+      {ir::ImageLayout::nhwc, ir::FilterLayout::krsc}};
+  for (;;) {
+    const std::int64_t n = log_uniform(rng, 1, 64), c = log_uniform(rng, 1, 1024), k = log_uniform(rng, 16, 2048);
+    const std::int64_t p = log_uniform(rng, 7, 350), q = log_uniform(rng, 7, 350);
+    const auto [r, s] = filters[rng() % std::size(filters)];
+    const std::int64_t stride = uniform01(rng) < 0.2 ? 2 : 1, dilation = uniform01(rng) < 0.1 ? 2 : 1;
+    const std::int64_t pad = uniform01(rng) < 0.5 ? std::min(r, s) / 2 : 0;
+    // The input that gives P x Q outputs.
+    const std::int64_t h = (p - 1) * stride + dilation * (r - 1) + 1 - 2 * pad;
+    const std::int64_t w = (q - 1) * stride + dilation * (s - 1) + 1 - 2 * pad;
+    if (h < 1 || w < 1) continue;
+    if (2.0 * double(n * p * q) * double(k) * double(c * r * s) > max_flops) continue;
+    const auto [il, fl] = layouts[rng() % std::size(layouts)];
+    return ir::dense_conv(dtypes[rng() % dtypes.size()], n, c, h, w, k, r, s, stride, pad, dilation, il, fl);
+  }
+}
+
+struct Candidate {
+  lower::ConvParams params;
+  int rank = -1;  // -1: drawn uniformly
+  double predicted = 0;
+  std::optional<lower::ConvKernel> kernel;
+  std::string error;
+};
+
+}  // namespace
+
+int run_conv_focus(const ConvFocusFlags& f) {
+  std::vector<ir::DType> dtypes;
+  for (size_t pos = 0; pos <= f.dtypes.size();) {
+    const size_t comma = std::min(f.dtypes.find(',', pos), f.dtypes.size());
+    dtypes.push_back(ir::parse_dtype(f.dtypes.substr(pos, comma - pos)));
+    pos = comma + 1;
+  }
+  if (std::filesystem::exists(f.out))
+    throw InvalidArgument(fmt::format("{} exists: give another --out (focus rounds are not resumed)", f.out));
+  runtime::use_device(0);
+  const runtime::DeviceInfo info = runtime::device_info(0);
+  const lower::DeviceLimits limits = device_limits(info);
+  const lower::Target target = lower::target_for_compute_capability(info.compute_capability());
+  std::map<ir::DType, std::optional<ModelChoice>> models;
+  for (ir::DType t : dtypes) models[t] = find_model("conv", t, info.name, info.compute_capability());
+
+  std::mt19937_64 rng(f.seed);
+  auto prepare = [&](ir::Conv v, std::uint64_t seed) {
+    std::pair<ir::Conv, std::vector<Candidate>> batch{v, {}};
+    std::mt19937_64 pick(seed);
+    if (const auto& model = models.at(v.dtype)) {
+      const auto ranked = rank_conv_space(v, {}, limits, model->model, f.top);
+      std::vector<size_t> order(ranked.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      for (size_t i = order.size(); i > size_t(f.best) + 1; --i) std::swap(order[i - 1], order[size_t(f.best) + pick() % (i - size_t(f.best))]);
+      for (size_t i = 0; i < order.size() && int(batch.second.size()) < f.per_shape; ++i)
+        batch.second.push_back({ranked[order[i]].params, int(order[i]), ranked[order[i]].predicted_tflops, {}, {}});
+    } else {
+      const auto space = lower::conv_space(v, {}, limits);
+      for (int i = 0; i < f.per_shape && !space.empty(); ++i) batch.second.push_back({space[pick() % space.size()], -1, 0, {}, {}});
+    }
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> workers;
+    for (unsigned w = 0; w < std::max(1u, std::thread::hardware_concurrency()); ++w)
+      workers.emplace_back([&] {
+        for (size_t i; (i = next++) < batch.second.size();) try {
+            batch.second[i].kernel = lower::emit_conv(v, batch.second[i].params, target);
+          } catch (const std::exception& e) {
+            batch.second[i].error = e.what();
+          }
+      });
+    for (auto& w : workers) w.join();
+    return batch;
+  };
+
+  std::FILE* out = std::fopen(f.out.c_str(), "w");
+  if (!out) throw InvalidArgument("cannot write " + f.out);
+  std::fprintf(out, "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d\n", info.name.c_str(),
+               (unsigned long long)f.seed, f.per_shape);
+  std::fprintf(out, "dtype,suite,layout,n,c,h,w,k,r,s,stride,pad,dilation,params,status,median_ms,tflops,rank,"
+                    "predicted_tflops,reason,phase\n");
+  runtime::Stream stream;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto pending = std::async(std::launch::async, prepare, random_conv(rng, dtypes, f.max_flops), rng());
+  std::size_t timed = 0, failed = 0, shapes = 0;
+  while (elapsed() < f.seconds) {
+    auto [v, candidates] = pending.get();
+    pending = std::async(std::launch::async, prepare, random_conv(rng, dtypes, f.max_flops), rng());
+    const std::size_t elem = ir::size_of(v.dtype);
+    runtime::Buffer in(elem * std::size_t(v.n * v.c * v.h * v.w)), filter(elem * std::size_t(v.k * v.c * v.r * v.s)),
+        output(elem * std::size_t(v.n * v.k * v.p * v.q));
+    for (runtime::Buffer* b : {&in, &filter, &output}) b->fill_bytes(0x3c);
+    ++shapes;
+    for (Candidate& cand : candidates) {
+      std::string status = "ok", reason;
+      double ms = 0;
+      if (!cand.kernel) {
+        status = "compile", reason = cand.error;
+      } else {
+        try {
+          CompiledConv conv(v, std::move(*cand.kernel), cand.params);
+          ms = runtime::time_on_stream(
+                   [&](const runtime::Stream& s) { conv.run(output.ptr(), in.ptr(), filter.ptr(), 1.0, 0.0, s); },
+                   stream, {.warmup = 1, .repeats = 3, .flush_l2 = true})
+                   .median_ms;
+        } catch (const DriverError& e) {
+          status = "launch", reason = e.what();
+        } catch (const std::exception& e) {
+          status = "jit", reason = e.what();
+        }
+      }
+      for (char& ch : reason)
+        if (ch == '\n' || ch == '"') ch = ' ';
+      std::fprintf(out, "%s,random,%s/%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,\"%s\",%s,%s,%s,%d,%.3f,\"%s\",%s\n",
+                   std::string(ir::name(v.dtype)).c_str(), std::string(ir::name(v.input_layout)).c_str(),
+                   std::string(ir::name(v.filter_layout)).c_str(), (long long)v.n, (long long)v.c, (long long)v.h,
+                   (long long)v.w, (long long)v.k, (long long)v.r, (long long)v.s, (long long)v.stride_h,
+                   (long long)v.pad_h, (long long)v.dilation_h, cand.params.str().c_str(), status.c_str(),
+                   status == "ok" ? fmt::format("{:.6f}", ms).c_str() : "",
+                   status == "ok" ? fmt::format("{:.3f}", lower::conv_flops(v) / (ms * 1e-3) / 1e12).c_str() : "",
+                   cand.rank, cand.predicted, reason.c_str(), cand.rank < 0 ? "uniform" : "focus");
+      status == "ok" ? ++timed : ++failed;
+      if (status == "launch") {
+        std::fclose(out);
+        throw Error("the CUDA context was lost: " + reason);
+      }
+    }
+    std::fflush(out);
+    fmt::print(stderr, "\r  {} convolutions, {} kernels timed ({:.1f}/s), {} failed, {:.0f} s of {:.0f}   ", shapes,
+               timed, double(timed) / elapsed(), failed, elapsed(), f.seconds);
+  }
+  pending.wait();
+  std::fclose(out);
+  fmt::print(stderr, "\nisaac-tune focus --template conv: {} kernels timed on {} convolutions, {} failed, in {:.0f} s; "
+                     "wrote {}\n",
+             timed, shapes, failed, elapsed(), f.out);
+  return 0;
+}
+
+}  // namespace isaac::tune::cli
