@@ -3,6 +3,7 @@
 //   isaac-bench-gemm sweep  [options]                 random sample + hill climbing; writes the winners CSV
 //   isaac-bench-gemm [run]  [options] [-- GB flags]   winners vs cuBLAS (Google Benchmark); writes h100-gemm.csv
 //   isaac-bench-gemm tuned  [options] [-- GB flags]   the tuner (model top-1, top-k) against the winners and cuBLAS
+//   isaac-bench-gemm program [options]                the problems through isaac::compile, with the caches' counts
 //   isaac-bench-gemm bounds [options] [-- GB flags]   what bounds checks cost (f32 NT, aligned vs +1)
 //   isaac-bench-gemm selftest                         checks of the CPU-side pieces (no GPU needed)
 //
@@ -65,7 +66,7 @@ int main(int argc, char** argv) {
     }
   }
   // `run` is the default subcommand.
-  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "bounds", "selftest"};
+  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "program", "bounds", "selftest"};
   bool has_subcommand = false;
   for (const auto& a : ours)
     if (std::find(subcommands.begin(), subcommands.end(), a) != subcommands.end()) has_subcommand = true;
@@ -135,6 +136,12 @@ int main(int argc, char** argv) {
   tuned->add_option("--lt-algorithms", to.lt_algorithms, "cuBLASLt heuristic algorithms to time")->capture_default_str();
   tuned->add_option("--split-mode", to.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
 
+  ProgramOptions po;
+  auto* program = app.add_subcommand("program", "every problem once through isaac::compile; what the caches saved");
+  program->add_option("--problems", po.problems, "problems CSV (default: the compiled-in list)");
+  program->add_option("--dtypes", po.dtypes, "comma-separated dtypes")->capture_default_str();
+  program->add_option("--top-k", po.top_k, "candidates timed on first sight of a shape")->capture_default_str();
+
   BoundsOptions bo;
   auto* bounds = app.add_subcommand("bounds", "what bounds checks cost: f32 NT, aligned against +1 in M, N, K");
   bounds->add_option("--winners", bo.winners, "winners CSV (the f32 NT winner of size^3)")->capture_default_str();
@@ -158,12 +165,13 @@ int main(int argc, char** argv) {
     return exit_failed;
   }
 
-  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : "selftest";
+  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : "selftest";
   try {
     if (selftest->parsed()) return selftest_main();
     if (sweep->parsed() && so.dry_run) return sweep_main(so);
     if (int code = require_gpu()) return code;
     if (sweep->parsed()) return sweep_main(so);
+    if (program->parsed()) return program_main(po);
     if (tuned->parsed()) {
       to.benchmark_args = gb;
       return tuned_main(to);

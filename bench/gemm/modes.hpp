@@ -70,6 +70,14 @@ struct TunedOptions {
 };
 
 int tuned_main(const TunedOptions& options);
+
+struct ProgramOptions {
+  std::string problems;  // empty: the compiled-in list
+  std::string dtypes = "f32,f16,f64";
+  int top_k = 10;
+};
+
+int program_main(const ProgramOptions& options);
 int sweep_main(const SweepOptions& options);
 int run_main(const RunOptions& options);
 int bounds_main(const BoundsOptions& options);

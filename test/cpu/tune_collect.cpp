@@ -2,8 +2,15 @@
 // records it; a run killed mid-line is resumed to exactly the planned rows, each once; the resumed
 // plan is the one a fresh run makes; a time budget stops cleanly; a file of another plan, or an
 // existing file without --resume, is refused; without a driver, the run fails before any work; and
-// the tuner's dataset reader takes the file. Runs the isaac-tune binary (ISAAC_TUNE_EXE).
+// the tuner's dataset reader takes the file. The same for --template conv, whose files a GEMM plan
+// does not resume (nor the reverse), and whose spot check's float64 sums match ir::evaluate. Runs
+// the isaac-tune binary (ISAAC_TUNE_EXE).
 #include <doctest/doctest.h>
+
+#include "../../tools/isaac-tune/collect_conv_check.hpp"
+
+#include <isaac/ir/evaluate.hpp>
+#include <isaac/ir/pattern.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -27,6 +34,11 @@ namespace {
 const char* header =
     "index,dtype,suite,m,n,k,at,bt,params,status,median_ms,min_ms,max_ms,tflops,registers,local_bytes,shared_bytes,"
     "threads,blocks,emit_ms,compile_ms,reason,phase";
+// What dataset.cpp reads CONV rows by (dtype, layout, n, c, h, w, k, r, s, stride, pad, dilation,
+// params, status, tflops), in collect's form.
+const char* conv_header =
+    "index,dtype,suite,layout,n,c,h,w,k,r,s,stride,pad,dilation,params,status,median_ms,min_ms,max_ms,tflops,"
+    "registers,local_bytes,shared_bytes,threads,blocks,emit_ms,compile_ms,reason,phase";
 
 struct Dir {
   fs::path path = fs::temp_directory_path() / ("isaac_tune_collect_" + std::to_string(::getpid()));
@@ -88,35 +100,83 @@ Csv parse(const fs::path& p) {
   return csv;
 }
 
-// Checks the file's form and returns its rows by index (each index once).
-std::map<long, std::vector<std::string>> check_file(const fs::path& p) {
+// The position of column `name` in `header_line`.
+std::size_t column(const std::string& header_line, const std::string& name) {
+  const auto names = split(header_line);
+  const auto it = std::find(names.begin(), names.end(), name);
+  REQUIRE_MESSAGE(it != names.end(), "no column " << name);
+  return std::size_t(it - names.begin());
+}
+
+// Checks the file's form and returns its rows by index (each index once). GEMM files unless `conv`.
+std::map<long, std::vector<std::string>> check_file(const fs::path& p, bool conv = false) {
   const Csv csv = parse(p);
+  const std::string head = conv ? conv_header : header;
   CHECK(csv.ends_with_newline);
   REQUIRE(csv.comments.size() == 1);
-  CHECK(csv.comments[0].rfind("# isaac-tune collect plan: seed=", 0) == 0);
-  REQUIRE(csv.header == header);
-  const std::size_t columns = split(header).size();
+  CHECK(csv.comments[0].rfind(conv ? "# isaac-tune collect plan: template=conv seed="
+                                   : "# isaac-tune collect plan: template=gemm seed=",
+                              0) == 0);
+  REQUIRE(csv.header == head);
+  const std::size_t columns = split(head).size();
+  const std::size_t status_at = column(head, "status"), params_at = column(head, "params");
   std::map<long, std::vector<std::string>> by_index;
   for (const auto& row : csv.rows) {
     REQUIRE(row.size() == columns);
+    auto at = [&](const char* name) -> const std::string& { return row[column(head, name)]; };
     const long index = std::stol(row[0]);
     CHECK(by_index.emplace(index, row).second);  // no duplicate
-    const std::string& status = row[9];
+    const std::string& status = row[status_at];
     CHECK((status == "compiled" || status == "compile" || status == "illegal"));
-    CHECK(row[13].empty());  // tflops: never a number without a measurement
-    CHECK(row[2] == "random");
-    CHECK((row[22] == "sampler" || row[22] == "uniform"));
-    if (status == "compiled") {
-      CHECK(row[21].empty());
-      CHECK(row[8].find("ML=") == 0);
-      CHECK(std::stoi(row[17]) > 0);  // threads
-      CHECK(std::stol(row[18]) > 0);  // blocks
-      CHECK(std::stod(row[19]) > 0);  // emit_ms
+    CHECK(at("tflops").empty());  // never a number without a measurement
+    CHECK(at("median_ms").empty());
+    CHECK(at("suite") == "random");
+    if (conv) {
+      CHECK(at("phase") == "uniform");  // CONV sets are uniform over the legal space
+      const std::string& layout = at("layout");
+      CHECK((layout == "NCHW/KCRS" || layout == "CHWN/CRSK" || layout == "NHWC/KRSC"));
+      CHECK((at("dtype") == "f32" || at("dtype") == "f16"));
+      // H, W, R, S, stride, pad and dilation give P and Q of at least 1 (dataset.cpp rebuilds them).
+      const long h = std::stol(at("h")), w = std::stol(at("w")), r = std::stol(at("r")), s = std::stol(at("s"));
+      const long stride = std::stol(at("stride")), pad = std::stol(at("pad")), dilation = std::stol(at("dilation"));
+      CHECK((stride == 1 || stride == 2));
+      CHECK((dilation == 1 || dilation == 2));
+      CHECK((pad == 0 || pad == std::min(r, s) / 2));
+      CHECK((h + 2 * pad - dilation * (r - 1) - 1) / stride + 1 >= 1);
+      CHECK((w + 2 * pad - dilation * (s - 1) - 1) / stride + 1 >= 1);
+      CHECK(std::stol(at("k")) >= 16);
+      CHECK(std::stol(at("n")) <= 64);
     } else {
-      CHECK(!row[21].empty());  // every failure has its reason
+      CHECK((at("phase") == "sampler" || at("phase") == "uniform"));
+    }
+    if (status == "compiled") {
+      CHECK(at("reason").empty());
+      CHECK(row[params_at].find(conv ? "PL=" : "ML=") == 0);
+      CHECK(std::stoi(at("threads")) > 0);
+      CHECK(std::stol(at("blocks")) > 0);
+      CHECK(std::stod(at("emit_ms")) > 0);
+      CHECK(std::stoi(at("shared_bytes")) > 0);
+    } else {
+      CHECK(!at("reason").empty());  // every failure has its reason
     }
   }
   return by_index;
+}
+
+// Writes the compiled rows of `rows` as measured ones (status ok, a made-up TFLOP/s) under `head`.
+void write_measured(const fs::path& p, const std::string& head, const std::map<long, std::vector<std::string>>& rows) {
+  std::ofstream fake(p);
+  fake << "# the compiled rows, made to look measured\n" << head << "\n";
+  const std::size_t status_at = column(head, "status"), tflops_at = column(head, "tflops"),
+                    params_at = column(head, "params");
+  for (const auto& [i, row] : rows) {
+    if (row[status_at] != "compiled") continue;
+    auto r = row;
+    r[status_at] = "ok";
+    r[tflops_at] = std::to_string(1.0 + double(i) / 10);
+    for (std::size_t c = 0; c < r.size(); ++c) fake << (c ? "," : "") << (c == params_at ? "\"" + r[c] + "\"" : r[c]);
+    fake << "\n";
+  }
 }
 
 std::set<long> indices(const std::map<long, std::vector<std::string>>& rows) {
@@ -151,12 +211,28 @@ TEST_CASE("collect --compile-only, a torn last line, and --resume") {
     CHECK(tune("collect --count 20" + common, dir, &text) != 0);
     CHECK(text.find("--resume") != std::string::npos);
     CHECK(read(out) == before);
+    // A file from before CONV, whose plan line has no "template=", is a GEMM plan: it resumes.
+    std::string old = before;
+    const std::string tag = "template=gemm ";
+    REQUIRE(old.find(tag) != std::string::npos);
+    old.erase(old.find(tag), tag.size());
+    std::ofstream(out, std::ios::binary | std::ios::trunc) << old;
+    CHECK(tune("collect --resume --count 12" + common, dir, &text) == 0);
+    CHECK(text.find("already in") != std::string::npos);
+    CHECK(read(out) == old);
   }
   SUBCASE("another plan is refused") {
     const std::string before = read(out);
     std::string text;
     CHECK(tune("collect --count 20 --resume --dtypes f32" + common, dir, &text) != 0);
     CHECK(text.find("another plan") != std::string::npos);
+    CHECK(read(out) == before);
+    // A CONV plan does not resume a GEMM file: the plan line names the template.
+    CHECK(tune("collect --template conv --count 20 --resume --compile-only --seed 7 --per-shape 4 --jobs 2 --quiet "
+               "--out '" + out.string() + "'",
+               dir, &text) != 0);
+    CHECK(text.find("another plan") != std::string::npos);
+    CHECK(text.find("template=conv") != std::string::npos);
     CHECK(read(out) == before);
   }
   SUBCASE("killed mid-line, then resumed") {
@@ -192,22 +268,128 @@ TEST_CASE("collect --compile-only, a torn last line, and --resume") {
 
     // The tuner's reader takes the file by column name (index and the plan line are extra): as measured
     // rows, it trains on them.
-    std::ofstream fake(dir.path / "measured.csv");
-    fake << "# the compiled rows, made to look measured\n" << header << "\n";
-    for (const auto& [i, row] : resumed) {
-      if (row[9] != "compiled") continue;
-      auto r = row;
-      r[9] = "ok";
-      r[13] = std::to_string(1.0 + double(i) / 10);
-      for (std::size_t c = 0; c < r.size(); ++c) fake << (c ? "," : "") << (c == 8 ? "\"" + r[c] + "\"" : r[c]);
-      fake << "\n";
-    }
-    fake.close();
+    write_measured(dir.path / "measured.csv", header, resumed);
     std::string train_log;
     CHECK(tune("train --data '" + (dir.path / "measured.csv").string() + "' --hidden 4 --epochs 2 --out '" +
                    (dir.path / "model.json").string() + "'",
                dir, &train_log) == 0);
     CHECK(train_log.find("trained") != std::string::npos);
+  }
+}
+
+TEST_CASE("collect --template conv: --compile-only, the header, a torn last line, --resume, another template") {
+  Dir dir;
+  const fs::path out = dir.path / "conv.csv";
+  const std::string options = " --template conv --compile-only --seed 5 --per-shape 3 --jobs 2 --quiet";
+  const std::string common = options + " --out '" + out.string() + "'";
+  REQUIRE(tune("collect --count 6" + common, dir) == 0);
+  const auto rows = check_file(out, true);  // the header is conv_header, the plan line template=conv
+  CHECK(indices(rows) == range(6));
+  std::size_t compiled = 0;
+  for (const auto& [i, row] : rows) compiled += row[column(conv_header, "status")] == "compiled";
+  CHECK(compiled >= 5);
+  // The rows of one input share its columns, and their parameter sets differ (drawn without repeats).
+  const std::size_t params_at = column(conv_header, "params");
+  for (long i : {0L, 3L}) {
+    for (std::size_t c = 1; c < params_at; ++c) CHECK(rows.at(i)[c] == rows.at(i + 2)[c]);
+    CHECK(rows.at(i)[params_at] != rows.at(i + 1)[params_at]);
+    CHECK(rows.at(i + 1)[params_at] != rows.at(i + 2)[params_at]);
+  }
+
+  // A GEMM plan does not resume a CONV file.
+  std::string before = read(out), text;
+  CHECK(tune("collect --count 9 --resume --compile-only --seed 5 --per-shape 3 --jobs 2 --quiet --out '" +
+                 out.string() + "'",
+             dir, &text) != 0);
+  CHECK(text.find("another plan") != std::string::npos);
+  CHECK(read(out) == before);
+  // Nor does a CONV plan with other shapes.
+  CHECK(tune("collect --count 9 --resume --pq-max 100" + common, dir, &text) != 0);
+  CHECK(text.find("another plan") != std::string::npos);
+  CHECK(read(out) == before);
+
+  // Killed mid-line, then resumed to 9 rows.
+  std::string cut = before;
+  const std::size_t last = cut.rfind('\n', cut.size() - 2) + 1;
+  const long torn_index = std::stol(cut.substr(last));
+  cut.resize(last + (cut.size() - last) / 2);
+  std::ofstream(out, std::ios::binary | std::ios::trunc) << cut;
+  std::string log;
+  REQUIRE(tune("collect --resume --count 9" + common, dir, &log) == 0);
+  CHECK(log.find("dropped a torn last line") != std::string::npos);
+  const auto resumed = check_file(out, true);
+  CHECK(indices(resumed) == range(9));
+  CHECK(resumed.count(torn_index));
+
+  // The plan is a function of its options: a fresh run has the same rows.
+  const fs::path fresh = dir.path / "fresh.csv";
+  REQUIRE(tune("collect --count 9" + options + " --out '" + fresh.string() + "'", dir) == 0);
+  const auto again = check_file(fresh, true);
+  REQUIRE(indices(again) == range(9));
+  for (long i = 0; i < 9; ++i) {
+    INFO("index ", i);
+    for (std::size_t c = 1; c <= params_at + 1; ++c) CHECK(resumed.at(i)[c] == again.at(i)[c]);
+  }
+
+  // The tuner's reader takes CONV rows by column name: as measured rows, it trains a CONV model.
+  write_measured(dir.path / "measured.csv", conv_header, resumed);
+  std::string train_log;
+  CHECK(tune("train --data '" + (dir.path / "measured.csv").string() + "' --hidden 4 --epochs 2 --out '" +
+                 (dir.path / "model.json").string() + "'",
+             dir, &train_log) == 0);
+  CHECK(train_log.find("trained") != std::string::npos);
+  CHECK(read(dir.path / "model.json").find("\"conv\"") != std::string::npos);
+}
+
+TEST_CASE("the CONV spot check's float64 sums are ir::evaluate's, on periodic operands") {
+  using isaac::tune::cli::ConvPoint;
+  namespace ir = isaac::ir;
+  struct Shape {
+    ir::DType dtype;
+    long n, c, h, w, k, r, s, stride, pad, dilation;
+    ir::ImageLayout il;
+    ir::FilterLayout fl;
+  };
+  const Shape shapes[] = {
+      {ir::DType::f32, 2, 3, 11, 13, 5, 3, 3, 1, 1, 1, ir::ImageLayout::nchw, ir::FilterLayout::kcrs},
+      {ir::DType::f16, 3, 4, 12, 10, 6, 3, 3, 2, 1, 1, ir::ImageLayout::chwn, ir::FilterLayout::crsk},
+      {ir::DType::f64, 2, 5, 13, 16, 4, 5, 3, 1, 1, 2, ir::ImageLayout::nhwc, ir::FilterLayout::krsc},
+      {ir::DType::f32, 1, 2, 9, 30, 3, 3, 10, 1, 1, 1, ir::ImageLayout::nchw, ir::FilterLayout::kcrs},
+  };
+  for (const Shape& sh : shapes) {
+    const ir::Conv v = ir::dense_conv(sh.dtype, sh.n, sh.c, sh.h, sh.w, sh.k, sh.r, sh.s, sh.stride, sh.pad,
+                                      sh.dilation, sh.il, sh.fl);
+    INFO(ir::to_string(v));
+    // Operands of periods 37 and 41, as the GPU side uploads them (random_buffer).
+    std::vector<double> in_period(37), f_period(41);
+    for (std::size_t i = 0; i < in_period.size(); ++i) in_period[i] = std::sin(double(i) + 0.5);
+    for (std::size_t i = 0; i < f_period.size(); ++i) f_period[i] = std::cos(3.0 * double(i) + 0.25);
+    std::vector<double> input(std::size_t(v.n * v.c * v.h * v.w)), filter(std::size_t(v.k * v.c * v.r * v.s));
+    for (std::size_t i = 0; i < input.size(); ++i) input[i] = in_period[i % in_period.size()];
+    for (std::size_t i = 0; i < filter.size(); ++i) filter[i] = f_period[i % f_period.size()];
+    std::vector<double> expected(std::size_t(v.n * v.k * v.p * v.q), 0.0);
+    ir::evaluate(ir::conv_contraction(v), {{"I", input.data()}, {"F", filter.data()}}, expected.data(),
+                 {{"alpha", 1.0}, {"beta", 0.0}});
+    const auto points = isaac::tune::cli::conv_sample_points(v, expected.size(), 1);
+    REQUIRE(points.size() == expected.size());  // all of them when they fit the count
+    for (const ConvPoint& o : points) {
+      const auto ref = isaac::tune::cli::conv_reference(v, o, in_period, f_period);
+      const auto i = std::size_t(isaac::tune::cli::conv_output_offset(v, o));
+      REQUIRE(i < expected.size());
+      CHECK(std::abs(ref.sum - expected[i]) <= 1e-12 * (ref.magnitude + 1));
+      CHECK(ref.magnitude >= std::abs(ref.sum));
+      // The bound of test/gpu/conv.cpp: above the output's rounding, far below the magnitude.
+      const double bound = isaac::tune::cli::conv_error_bound(v.dtype, ref.magnitude, v.c * v.r * v.s, 1);
+      CHECK(bound >= 0x1p-60 * ref.magnitude);
+      CHECK(bound <= 0.01 * ref.magnitude + 1e-6);
+    }
+    // Fewer points than elements: the corners and random ones, all inside the output.
+    const auto some = isaac::tune::cli::conv_sample_points(v, 16, 2);
+    CHECK(some.size() == 16);
+    CHECK(isaac::tune::cli::conv_output_offset(v, some[0]) == 0);
+    for (const ConvPoint& o : some) {
+      CHECK((o.n >= 0 && o.n < v.n && o.k >= 0 && o.k < v.k && o.p >= 0 && o.p < v.p && o.q >= 0 && o.q < v.q));
+    }
   }
 }
 
@@ -249,5 +431,20 @@ TEST_CASE("collect refuses bad options") {
   CHECK(log.find("M range") != std::string::npos);
   CHECK(tune("collect --compile-only --count 4 --uniform-share 1.5 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("uniform-share") != std::string::npos);
+  // Each template's own options are refused with the other.
+  CHECK(tune("collect --template conv --compile-only --count 4 --alpha 2 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--alpha applies to --template gemm only") != std::string::npos);
+  CHECK(tune("collect --compile-only --count 4 --pq-max 30 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--pq-max applies to --template conv only") != std::string::npos);
+  CHECK(tune("collect --template conv --compile-only --count 4 --k-min 100 --k-max 10 --out '" + out.string() + "'",
+             dir, &log) != 0);
+  CHECK(log.find("K range") != std::string::npos);
+  CHECK(tune("collect --template conv --compile-only --count 4 --dtypes f32,bf16 --out '" + out.string() + "'", dir,
+             &log) != 0);
+  CHECK(log.find("bf16 CONV") != std::string::npos);
+  CHECK(tune("collect --template conv --compile-only --count 4 --max-flops 10 --out '" + out.string() + "'", dir,
+             &log) != 0);
+  CHECK(log.find("--max-flops") != std::string::npos);
+  CHECK(tune("collect --template lstm --compile-only --count 4 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK_FALSE(fs::exists(out));
 }

@@ -1,19 +1,24 @@
-// isaac-tune collect: the tuner's training data (paper §4). Random GEMM inputs (M, N, K log-uniform with
-// M*N*K capped, random layout and dtype, dense, batch 1), for each --per-shape parameter sets from the
-// learned sampler (one per dtype), compiled on all cores (emission, then ptxas to a cubin; without
-// ptxas the driver's JIT loads the PTX) and timed one at a time on one stream of the GPU. A bounded
-// queue sits between the compile workers and the timing thread, so the GPU always has work and memory
-// stays bounded. Every --check-every kernels, the kernel also runs on a small awkward problem and is
-// compared with the float64 reference. Every failure is a row with its status and reason, never a
-// number. Rows are appended as they complete (collect_csv.hpp); --resume continues the same plan.
+// isaac-tune collect: the tuner's training data (paper §4). --template gemm (the default): random GEMM
+// inputs (M, N, K log-uniform with M*N*K capped, random layout and dtype, dense, batch 1), for each
+// --per-shape parameter sets from the learned sampler (one per dtype), compiled on all cores
+// (emission, then ptxas to a cubin; without ptxas the driver's JIT loads the PTX). --template conv:
+// random DeepBench-like convolutions (N, C, K, P, Q log-uniform with the flops capped, common filters,
+// strides, paddings and dilations, all three layouts), for each --per-shape parameter sets uniform
+// over the legal space, emitted on all cores (the driver's JIT loads the PTX). Either way the kernels
+// are timed one at a time on one stream of the GPU. A bounded queue sits between the compile workers
+// and the timing thread, so the GPU always has work and memory stays bounded. Every --check-every
+// kernels, the kernel is also compared with the float64 reference (GEMM: on a small awkward problem;
+// CONV: on its own problem, a sample of the output). Every failure is a row with its status and
+// reason, never a number. Rows are appended as they complete (collect_csv.hpp); --resume continues the
+// same plan. The templates' own parts are collect_gemm.cpp and collect_conv.cpp (collect_template.hpp).
 //
 //   isaac-tune collect --out data.csv --count 20000 [--seconds 3600] [--dtypes f32,f16,f64] [--resume]
+//   isaac-tune collect --template conv --out conv.csv --count 5000 [--dtypes f32,f16] [--resume]
 //   isaac-tune collect --out data.csv --count 12 --compile-only      (no GPU: compile and record only)
 #include "collect.hpp"
 
 #include "collect_csv.hpp"
-#include "collect_gpu.hpp"
-#include "collect_plan.hpp"
+#include "collect_template.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
@@ -34,6 +39,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace isaac::tune::cli {
@@ -67,7 +73,8 @@ class InterruptGuard {
 };
 
 struct CollectFlags {
-  std::string out, dtypes = "f32,f16,f64";
+  std::string out, template_name = "gemm";
+  std::string dtypes;  // empty: the template's default (GEMM f32,f16,f64; CONV f32,f16)
   int per_shape = 8;
   std::uint64_t count = 0;
   double seconds = 0;
@@ -75,19 +82,15 @@ struct CollectFlags {
   int jobs = 0;
   int check_every = 16;
   bool resume = false, compile_only = false, quiet = false;
-  ShapeOptions shapes;
+  ShapeOptions shapes;       // GEMM
+  ConvShapeOptions conv;     // CONV
+  std::int64_t n_min = 0, n_max = 0, k_min = 0, k_max = 0;  // N and K of either template (0: its default)
   double alpha = 1.0, uniform_share = 0.0;
   int max_proposals = 100000;
   int sm = 90;  // --compile-only: the target and H100-like limits
   int ordinal = 0;
   double kernel_timeout = 60;
-};
-
-// A kernel on its way from a compile worker to the GPU thread.
-struct Compiled {
-  ResultRow row;
-  std::uint64_t shape = 0;
-  lower::GemmKernel kernel;
+  std::set<std::string> given;  // the long names of the options on the command line ("n-min", ...)
 };
 
 // Blocking queue of bounded size between the compile workers and the GPU thread.
@@ -95,7 +98,7 @@ class Queue {
  public:
   Queue(std::size_t capacity, int producers) : capacity_(capacity), producers_(producers) {}
   // Waits for room; false once closed (the item is dropped).
-  bool push(Compiled&& item) {
+  bool push(std::unique_ptr<Job>&& item) {
     std::unique_lock lock(mutex_);
     room_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
     if (closed_) return false;
@@ -104,7 +107,7 @@ class Queue {
     return true;
   }
   enum class Pop { item, timeout, finished };
-  Pop pop(Compiled& out, std::chrono::milliseconds wait) {
+  Pop pop(std::unique_ptr<Job>& out, std::chrono::milliseconds wait) {
     std::unique_lock lock(mutex_);
     if (!ready_.wait_for(lock, wait, [&] { return closed_ || !items_.empty() || producers_ == 0; })) return Pop::timeout;
     if (closed_ || items_.empty()) return Pop::finished;
@@ -129,7 +132,7 @@ class Queue {
  private:
   std::mutex mutex_;
   std::condition_variable room_, ready_;
-  std::deque<Compiled> items_;
+  std::deque<std::unique_ptr<Job>> items_;
   std::size_t capacity_;
   int producers_;
   bool closed_ = false;
@@ -151,67 +154,46 @@ struct Tally {
   }
 };
 
-// Kernels that ptxas failed on and that go to the driver's JIT instead (GPU runs only).
-std::atomic<std::uint64_t> ptxas_fallbacks{0};
-
-// Compiles one plan row on a worker: emission, then ptxas to a cubin where it is installed. With
-// `jit_fallback` (a GPU run), a kernel that ptxas fails on keeps its PTX for the driver's JIT, so that
-// a ptxas older than the PTX that LLVM writes costs speed, not the run; the first such failure is
-// reported on stderr and the summary counts them.
-Compiled compile_row(const PlanRow& r, const lower::Target& target, bool use_ptxas, bool jit_fallback,
-                     int max_proposals) {
-  Compiled c;
-  c.shape = r.shape;
-  c.row.index = r.index;
-  c.row.problem = r.problem;
-  c.row.params = r.params;
-  c.row.phase = r.uniform ? "uniform" : "sampler";
-  if (!r.params) {
-    c.row.status = "illegal";
-    c.row.reason = fmt::format("{} found no legal parameter set for {} in {} proposals",
-                               r.uniform ? "uniform sampling" : "the learned sampler", ir::to_string(r.problem),
-                               max_proposals);
-    return c;
+// The template's collector from the flags (options of the other template are refused).
+std::unique_ptr<Collector> make_collector(const CollectFlags& f, const lower::DeviceLimits& device) {
+  const bool conv = f.template_name == "conv";
+  if (!conv && f.template_name != "gemm")
+    throw InvalidArgument(fmt::format("--template {}: gemm or conv", f.template_name));
+  static const char* const gemm_only[] = {"m-min", "m-max", "max-mnk", "alpha", "uniform-share", "max-proposals"};
+  static const char* const conv_only[] = {"c-min", "c-max", "pq-min", "pq-max", "max-flops", "max-elements"};
+  for (const char* name : conv ? gemm_only : conv_only)
+    if (f.given.count(name))
+      throw InvalidArgument(fmt::format("--{} applies to --template {} only", name, conv ? "gemm" : "conv"));
+  auto range = [&](const char* name, std::int64_t value, std::int64_t& field) {
+    if (f.given.count(name)) field = value;
+  };
+  if (conv) {
+    ConvPlanOptions po;
+    po.shapes = f.conv;
+    range("n-min", f.n_min, po.shapes.n_min);
+    range("n-max", f.n_max, po.shapes.n_max);
+    range("k-min", f.k_min, po.shapes.k_min);
+    range("k-max", f.k_max, po.shapes.k_max);
+    if (!f.dtypes.empty()) po.shapes.dtypes = parse_dtype_list(f.dtypes, "CONV");
+    po.per_shape = f.per_shape;
+    po.seed = f.seed;
+    po.device = device;
+    return make_conv_collector(po);
   }
-  const lower::GemmParams& p = *r.params;
-  const ir::Gemm& g = r.problem;
-  c.row.threads = p.threads();
-  c.row.blocks = ((g.m + p.ml - 1) / p.ml) * ((g.n + p.nl - 1) / p.nl) * p.kg * g.batch;
-  const auto start = Clock::now();
-  try {
-    c.kernel = lower::emit_gemm(g, p, target, lower::SplitMode::atomic);
-    c.row.emit_ms = c.kernel.emit_ms;
-    c.row.shared_bytes = c.kernel.shared_bytes;
-  } catch (const std::exception& e) {
-    c.row.status = "compile";
-    c.row.reason = std::string("emission: ") + e.what();
-  }
-  if (c.row.status.empty() && use_ptxas) {
-    std::string failure;
-    try {
-      const auto report = lower::run_ptxas(c.kernel.ptx, target, c.kernel.main_name, &c.kernel.cubin);
-      if (!report.ok) {
-        failure = "ptxas: " + report.log;
-      } else {
-        c.row.registers = report.registers;
-        c.row.local_bytes = report.stack_bytes;
-      }
-    } catch (const std::exception& e) {
-      failure = std::string("ptxas: ") + e.what();
-    }
-    if (!failure.empty() && jit_fallback) {
-      c.kernel.cubin.clear();
-      if (ptxas_fallbacks++ == 0)
-        fmt::print(stderr, "\nisaac-tune collect: {} (plan row {}); this and later such kernels go to the driver's JIT\n",
-                   one_line(failure, 400), r.index);
-    } else if (!failure.empty()) {
-      c.row.status = "compile";
-      c.row.reason = failure;
-    }
-  }
-  if (!c.row.status.empty()) c.kernel = {};
-  c.row.compile_ms = ms_since(start);
-  return c;
+  PlanOptions po;
+  po.shapes = f.shapes;
+  range("n-min", f.n_min, po.shapes.n_min);
+  range("n-max", f.n_max, po.shapes.n_max);
+  range("k-min", f.k_min, po.shapes.k_min);
+  range("k-max", f.k_max, po.shapes.k_max);
+  po.shapes.dtypes = parse_dtype_list(f.dtypes.empty() ? "f32,f16,f64" : f.dtypes);
+  po.per_shape = f.per_shape;
+  po.seed = f.seed;
+  po.alpha = f.alpha;
+  po.uniform_share = f.uniform_share;
+  po.max_proposals = f.max_proposals;
+  po.device = device;
+  return make_gemm_collector(po);
 }
 
 int run_collect(const CollectFlags& f) {
@@ -222,16 +204,8 @@ int run_collect(const CollectFlags& f) {
   if (!(f.kernel_timeout > 0)) throw InvalidArgument("--kernel-timeout must be > 0 seconds");
   const int jobs = f.jobs > 0 ? f.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
 
-  PlanOptions po;
-  po.shapes = f.shapes;
-  po.shapes.dtypes = parse_dtype_list(f.dtypes);
-  po.per_shape = f.per_shape;
-  po.seed = f.seed;
-  po.alpha = f.alpha;
-  po.uniform_share = f.uniform_share;
-  po.max_proposals = f.max_proposals;
-
   // Without --compile-only, no work starts without a driver and a device.
+  lower::DeviceLimits device;
   lower::Target target;
   std::string device_name = "no GPU (--compile-only)";
   if (!f.compile_only) {
@@ -239,33 +213,32 @@ int run_collect(const CollectFlags& f) {
     if (!runtime::driver_available(&why))
       throw DriverError(why + " (isaac-tune collect times kernels on the GPU; --compile-only only compiles them)");
     const runtime::DeviceInfo info = runtime::device_info(f.ordinal);
-    po.device = device_limits(info);
+    device = device_limits(info);
     target = lower::target_for_compute_capability(info.compute_capability());
     device_name = fmt::format("{} (sm_{}, {} SMs)", info.name, info.compute_capability(), info.sm_count);
   } else {
-    po.device.sm = f.sm;
+    device.sm = f.sm;
     target = lower::target_for_compute_capability(f.sm);
   }
-  Plan plan(po);  // validates the options
-  const std::string signature = po.signature();
+  const std::unique_ptr<Collector> collector = make_collector(f, device);  // validates the options
+  const std::string signature = collector->signature();
+  const std::string header = collector->header();
 
   std::size_t torn = 0;
   const std::map<std::uint64_t, StoredRow> stored =
-      f.resume ? read_for_resume(f.out, signature, &torn) : std::map<std::uint64_t, StoredRow>{};
-  RowWriter writer(f.out, signature, f.resume);
+      f.resume ? read_for_resume(f.out, signature, header, &torn) : std::map<std::uint64_t, StoredRow>{};
+  RowWriter writer(f.out, signature, header, f.resume);
   const std::uint64_t limit = f.count ? f.count : std::numeric_limits<std::uint64_t>::max();
   std::uint64_t present = 0;
   for (const auto& [index, row] : stored) present += index < limit;
   const std::uint64_t to_do = f.count ? f.count - present : 0;  // 0: unbounded (time budget)
 
-  const bool use_ptxas = lower::ptxas_available();
-  std::unique_ptr<GpuRunner> gpu;
-  if (!f.compile_only) gpu = std::make_unique<GpuRunner>(GpuOptions{.ordinal = f.ordinal, .seed = f.seed,
-                                                                    .kernel_timeout_s = f.kernel_timeout},
-                                                         writer);
+  const CompileSettings settings{.target = target, .ptxas = lower::ptxas_available(), .compile_only = f.compile_only};
+  if (!f.compile_only)
+    collector->open_gpu(GpuOptions{.ordinal = f.ordinal, .seed = f.seed, .kernel_timeout_s = f.kernel_timeout}, writer);
   fmt::print(stderr, "isaac-tune collect: {} -> {}\n  device {}, target {}, {} ({} compile workers)\n  plan: {}\n",
              f.resume && !stored.empty() ? "resuming" : "starting", f.out, device_name, target.name(),
-             use_ptxas ? "ptxas to cubins" : "PTX for the driver's JIT (no ptxas)", jobs, signature);
+             collector->compile_steps(settings), jobs, signature);
   if (f.resume)
     fmt::print(stderr, "  {} rows already in the file ({} of this plan's first {}){}\n", stored.size(), present,
                f.count ? std::to_string(f.count) : std::string("..."),
@@ -290,29 +263,31 @@ int run_collect(const CollectFlags& f) {
     stop = true;
     queue.close();
   };
-  auto next_row = [&]() -> std::optional<PlanRow> {
+  auto next_job = [&]() -> std::unique_ptr<Job> {
     std::lock_guard lock(plan_mutex);
-    while (!stop && !interrupted && plan.next_index() < limit) {
-      PlanRow r = plan.next();
-      auto it = stored.find(r.index);
-      if (it == stored.end()) return r;
-      if (!(stored_form(r.problem, r.params) == it->second))
+    while (!stop && !interrupted && collector->next_index() < limit) {
+      auto it = stored.find(collector->next_index());
+      std::unique_ptr<Job> job = collector->next(it != stored.end());
+      if (it == stored.end()) return job;
+      if (job->row.problem != it->second.problem || (job->params_planned && job->row.params != it->second.params))
         throw InvalidArgument(fmt::format(
-            "{}: row {} holds {} {} {} {} {}{} {}, where this plan has {} with {}: the file was written by another "
-            "version of the sampler or of the legality check; collect into a new --out",
-            f.out, r.index, it->second.dtype, it->second.m, it->second.n, it->second.k, it->second.at, it->second.bt,
-            it->second.params, ir::to_string(r.problem), r.params ? r.params->str() : "no legal set"));
+            "{}: row {} holds {} {}, where this plan has {} {}: the file was written by another version of the "
+            "sampler, of the shapes or of the legality check; collect into a new --out",
+            f.out, job->row.index, it->second.problem, it->second.params.empty() ? "(no legal set)" : it->second.params,
+            job->row.problem,
+            !job->params_planned ? "(parameters not worked out)"
+                                 : job->row.params.empty() ? "(no legal set)" : job->row.params));
     }
-    return std::nullopt;
+    return nullptr;
   };
   auto worker = [&] {
     try {
-      while (auto r = next_row()) {
+      while (std::unique_ptr<Job> job = next_job()) {
         const auto start = Clock::now();
-        Compiled c = compile_row(*r, target, use_ptxas, !f.compile_only, f.max_proposals);
+        job->compile(settings);
         compiled_count += 1;
         compile_ms_total += ms_since(start);
-        if (stop || interrupted || !queue.push(std::move(c))) break;
+        if (stop || interrupted || !queue.push(std::move(job))) break;
       }
     } catch (...) {
       set_fatal(std::current_exception());
@@ -362,8 +337,8 @@ int run_collect(const CollectFlags& f) {
       stopped_by = "the time budget (--seconds) is spent";
       break;
     }
-    Compiled c;
-    const auto got = queue.pop(c, std::chrono::milliseconds(200));
+    std::unique_ptr<Job> job;
+    const auto got = queue.pop(job, std::chrono::milliseconds(200));
     if (got == Queue::Pop::finished) break;
     if (got == Queue::Pop::timeout) {
       show(false);
@@ -373,13 +348,13 @@ int run_collect(const CollectFlags& f) {
       stopped_by = "interrupted";
       break;
     }
-    ResultRow& row = c.row;
+    ResultRow& row = job->row;
     if (row.status.empty() && f.compile_only) row.status = "compiled";
     if (row.status.empty()) {
       const auto busy = Clock::now();
       const bool check = f.check_every > 0 && gpu_kernels++ % std::uint64_t(f.check_every) == 0;
       try {
-        gpu->process(std::move(c.kernel), c.shape, check, row);
+        job->run(check);
       } catch (const Error&) {  // the context is lost: keep the row, then stop
         writer.write(format_row(row));
         writer.sync();
@@ -409,13 +384,13 @@ int run_collect(const CollectFlags& f) {
   const double per_kernel = compiled_count ? compile_ms_total.load() / double(compiled_count) : 0;
   fmt::print("  compiled {} kernels: {:.2f} kernels/s on {} workers ({:.0f} ms per kernel on one core, {})\n",
              compiled_count.load(), elapsed > 0 ? double(compiled_count) / elapsed : 0.0, jobs, per_kernel,
-             use_ptxas ? "emission + ptxas" : "emission only");
-  if (ptxas_fallbacks)
-    fmt::print("  ptxas failed on {} kernels, which were loaded through the driver's JIT instead\n", ptxas_fallbacks.load());
+             collector->compile_steps(settings));
+  fmt::print("{}", collector->notes());
   if (!f.compile_only) {
     const auto ok = tally.status.count("ok") ? tally.status.at("ok") : 0;
     fmt::print("  timed {} kernels: {:.2f} per second; GPU thread busy {:.0f}% of the time; {} spot checks\n", ok,
-               elapsed > 0 ? double(ok) / elapsed : 0.0, elapsed > 0 ? 100 * gpu_busy_s / elapsed : 0.0, gpu->checks());
+               elapsed > 0 ? double(ok) / elapsed : 0.0, elapsed > 0 ? 100 * gpu_busy_s / elapsed : 0.0,
+               collector->checks());
   }
   return 0;
 }
@@ -424,38 +399,65 @@ int run_collect(const CollectFlags& f) {
 
 void add_collect_command(CLI::App& app) {
   auto f = std::make_shared<CollectFlags>();
-  auto* cmd = app.add_subcommand("collect", "training data: random GEMMs x sampled parameter sets, compiled on all "
-                                            "cores and timed on the GPU (or only compiled, --compile-only)");
+  auto* cmd = app.add_subcommand("collect", "training data: random GEMMs (or convolutions, --template conv) x "
+                                            "parameter sets, compiled on all cores and timed on the GPU (or only "
+                                            "compiled, --compile-only)");
   cmd->add_option("--out", f->out, "CSV to write (rows appended as they complete)")->required();
+  cmd->add_option("--template", f->template_name, "gemm (parameter sets from the learned sampler) or conv (uniform "
+                                                  "over the legal space)")
+      ->check(CLI::IsMember({"gemm", "conv"}))
+      ->capture_default_str();
   cmd->add_option("--count", f->count, "kernels in the plan (rows 0 .. N-1)");
   cmd->add_option("--seconds", f->seconds, "time budget: stop cleanly after this many seconds");
   cmd->add_flag("--resume", f->resume, "continue the plan in --out: skip the rows present, append the rest");
   cmd->add_flag("--compile-only", f->compile_only, "no GPU: compile the plan and record status 'compiled'");
-  cmd->add_option("--dtypes", f->dtypes, "dtypes to draw from, comma-separated")->capture_default_str();
+  cmd->add_option("--dtypes", f->dtypes, "dtypes to draw from, comma-separated (default: f32,f16,f64 for gemm, "
+                                         "f32,f16 for conv)");
   cmd->add_option("--per-shape", f->per_shape, "parameter sets per random input")->capture_default_str();
   cmd->add_option("--seed", f->seed, "the plan's seed")->capture_default_str();
   cmd->add_option("--jobs", f->jobs, "compile workers (default: all cores)");
   cmd->add_option("--check-every", f->check_every, "spot-check every Nth kernel against the float64 reference (0: "
                                                    "never)")->capture_default_str();
-  cmd->add_option("--m-min", f->shapes.m_min, "smallest M")->capture_default_str();
-  cmd->add_option("--m-max", f->shapes.m_max, "largest M")->capture_default_str();
-  cmd->add_option("--n-min", f->shapes.n_min, "smallest N")->capture_default_str();
-  cmd->add_option("--n-max", f->shapes.n_max, "largest N")->capture_default_str();
-  cmd->add_option("--k-min", f->shapes.k_min, "smallest K")->capture_default_str();
-  cmd->add_option("--k-max", f->shapes.k_max, "largest K")->capture_default_str();
-  cmd->add_option("--max-mnk", f->shapes.max_mnk, "largest M*N*K (keeps each kernel short)")->capture_default_str();
-  cmd->add_option("--alpha", f->alpha, "the sampler's Dirichlet concentration (> 0)")->capture_default_str();
-  cmd->add_option("--uniform-share", f->uniform_share, "fraction of the rows drawn uniformly over the legal space "
-                                                       "instead of by the learned sampler (which favours small "
+  // Both templates: N and K (GEMM: columns and depth; CONV: images and filters).
+  const ShapeOptions gemm_shapes;
+  const ConvShapeOptions conv_shapes;
+  cmd->add_option("--n-min", f->n_min, fmt::format("smallest N (default: gemm {}, conv {})", gemm_shapes.n_min,
+                                                   conv_shapes.n_min));
+  cmd->add_option("--n-max", f->n_max, fmt::format("largest N (default: gemm {}, conv {})", gemm_shapes.n_max,
+                                                   conv_shapes.n_max));
+  cmd->add_option("--k-min", f->k_min, fmt::format("smallest K (default: gemm {}, conv {})", gemm_shapes.k_min,
+                                                   conv_shapes.k_min));
+  cmd->add_option("--k-max", f->k_max, fmt::format("largest K (default: gemm {}, conv {})", gemm_shapes.k_max,
+                                                   conv_shapes.k_max));
+  // GEMM only.
+  cmd->add_option("--m-min", f->shapes.m_min, "gemm: smallest M")->capture_default_str();
+  cmd->add_option("--m-max", f->shapes.m_max, "gemm: largest M")->capture_default_str();
+  cmd->add_option("--max-mnk", f->shapes.max_mnk, "gemm: largest M*N*K (keeps each kernel short)")->capture_default_str();
+  cmd->add_option("--alpha", f->alpha, "gemm: the sampler's Dirichlet concentration (> 0)")->capture_default_str();
+  cmd->add_option("--uniform-share", f->uniform_share, "gemm: fraction of the rows drawn uniformly over the legal "
+                                                       "space instead of by the learned sampler (which favours small "
                                                        "tiles)")->capture_default_str();
-  cmd->add_option("--max-proposals", f->max_proposals, "sampler proposals per parameter set before a row is "
+  cmd->add_option("--max-proposals", f->max_proposals, "gemm: sampler proposals per parameter set before a row is "
                                                        "'illegal'")->capture_default_str();
+  // CONV only.
+  cmd->add_option("--c-min", f->conv.c_min, "conv: fewest input channels C")->capture_default_str();
+  cmd->add_option("--c-max", f->conv.c_max, "conv: most input channels C")->capture_default_str();
+  cmd->add_option("--pq-min", f->conv.pq_min, "conv: smallest output height P and width Q")->capture_default_str();
+  cmd->add_option("--pq-max", f->conv.pq_max, "conv: largest output height P and width Q")->capture_default_str();
+  cmd->add_option("--max-flops", f->conv.max_flops, "conv: largest 2*N*P*Q*K*C*R*S (keeps each kernel short)")
+      ->capture_default_str();
+  cmd->add_option("--max-elements", f->conv.max_elements, "conv: largest input and output, in elements")
+      ->capture_default_str();
   cmd->add_option("--sm", f->sm, "with --compile-only: the target (limits are the H100's)")->capture_default_str();
   cmd->add_option("--device", f->ordinal, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--kernel-timeout", f->kernel_timeout, "seconds after which a kernel counts as hung (the row is "
                                                          "recorded and the process exits 3)")->capture_default_str();
   cmd->add_flag("--quiet", f->quiet, "no progress line");
-  cmd->callback([f] {
+  cmd->callback([f, cmd] {
+    f->given.clear();
+    for (const CLI::Option* option : cmd->get_options())
+      if (option->count() > 0)
+        for (const std::string& name : option->get_lnames()) f->given.insert(name);
     try {
       run_collect(*f);
     } catch (const isaac::Error&) {

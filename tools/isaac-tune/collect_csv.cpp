@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace isaac::tune::cli {
 
@@ -60,27 +62,32 @@ std::string one_line(const std::string& text, std::size_t limit) {
   return out;
 }
 
+std::string layout_name(const ir::Conv& v) {
+  return fmt::format("{}/{}", ir::name(v.input_layout), ir::name(v.filter_layout));
+}
+
+std::string problem_columns(const ir::Gemm& g) {
+  return fmt::format("{},random,{},{},{},{},{}", ir::name(g.dtype), g.m, g.n, g.k, int(g.a_trans), int(g.b_trans));
+}
+
+std::string problem_columns(const ir::Conv& v) {
+  return fmt::format("{},random,{},{},{},{},{},{},{},{},{},{},{}", ir::name(v.dtype), layout_name(v), v.n, v.c, v.h,
+                     v.w, v.k, v.r, v.s, v.stride_h, v.pad_h, v.dilation_h);
+}
+
 std::string format_row(const ResultRow& r) {
-  const ir::Gemm& g = r.problem;
   const bool ok = r.status == "ok";
-  const double tflops = ok && r.median_ms > 0 ? 2.0 * double(g.m) * double(g.n) * double(g.k) / (r.median_ms * 1e-3) / 1e12
-                                              : std::nan("");
-  return fmt::format("{},{},random,{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.index,
-                     ir::name(g.dtype), g.m, g.n, g.k, int(g.a_trans), int(g.b_trans),
-                     r.params ? fmt::format("\"{}\"", r.params->str()) : std::string{}, r.status,
+  const double tflops = ok && r.median_ms > 0 ? r.flops / (r.median_ms * 1e-3) / 1e12 : std::nan("");
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.index, r.problem,
+                     r.params.empty() ? std::string{} : fmt::format("\"{}\"", r.params), r.status,
                      number(ok ? r.median_ms : std::nan(""), 6), number(ok ? r.min_ms : std::nan(""), 6),
                      number(ok ? r.max_ms : std::nan(""), 6), number(tflops, 3), count(r.registers),
                      count(r.local_bytes), count(r.shared_bytes), r.threads, r.blocks, number(r.emit_ms, 2),
                      number(r.compile_ms, 2), r.reason.empty() ? std::string{} : quoted(r.reason), r.phase);
 }
 
-StoredRow stored_form(const ir::Gemm& g, const std::optional<lower::GemmParams>& p) {
-  return {std::string(ir::name(g.dtype)), std::to_string(g.m), std::to_string(g.n), std::to_string(g.k),
-          std::to_string(int(g.a_trans)), std::to_string(int(g.b_trans)), p ? p->str() : std::string{}};
-}
-
 std::map<std::uint64_t, StoredRow> read_for_resume(const std::string& path, const std::string& signature,
-                                                    std::size_t* truncated_bytes) {
+                                                    const std::string& header, std::size_t* truncated_bytes) {
   if (truncated_bytes) *truncated_bytes = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
@@ -112,15 +119,20 @@ std::map<std::uint64_t, StoredRow> read_for_resume(const std::string& path, cons
   if (lines[0].rfind(collect_plan_prefix, 0) != 0)
     throw InvalidArgument(fmt::format("{}:1: not an isaac-tune collect file (no \"{}\" line); use another --out", path,
                                       collect_plan_prefix));
-  const std::string theirs = lines[0].substr(std::strlen(collect_plan_prefix));
+  std::string theirs = lines[0].substr(std::strlen(collect_plan_prefix));
+  if (theirs.rfind("template=", 0) != 0) theirs = "template=gemm " + theirs;  // written before CONV
   if (theirs != signature)
     throw InvalidArgument(fmt::format("{} was collected with another plan; resume it with the same options, or use "
                                       "another --out\n  file: {}\n  now:  {}",
                                       path, theirs, signature));
-  if (lines[1] != collect_header)
+  if (lines[1] != header)
     throw InvalidArgument(fmt::format("{}:2: the header differs from this version's:\n  file: {}\n  now:  {}", path,
-                                      lines[1], collect_header));
-  const std::size_t columns = split(collect_header).size();
+                                      lines[1], header));
+  // The problem's columns lie between the index and the parameters.
+  const std::vector<std::string> names = split(header);
+  const std::size_t columns = names.size();
+  const std::size_t params = std::size_t(std::find(names.begin(), names.end(), "params") - names.begin());
+  if (params >= columns) throw InvalidArgument("read_for_resume: the header has no params column");
   std::map<std::uint64_t, StoredRow> rows;
   for (std::size_t ln = 2; ln < lines.size(); ++ln) {
     if (lines[ln].empty() || lines[ln][0] == '#') continue;
@@ -135,13 +147,15 @@ std::map<std::uint64_t, StoredRow> read_for_resume(const std::string& path, cons
     } catch (const std::logic_error&) {
       throw InvalidArgument(fmt::format("{}:{}: the index \"{}\" is not a number", path, ln + 1, f[0]));
     }
-    if (!rows.emplace(index, StoredRow{f[1], f[3], f[4], f[5], f[6], f[7], f[8]}).second)
+    StoredRow stored{f[1], f[params]};
+    for (std::size_t c = 2; c < params; ++c) stored.problem += "," + f[c];
+    if (!rows.emplace(index, std::move(stored)).second)
       throw InvalidArgument(fmt::format("{}:{}: index {} appears twice", path, ln + 1, index));
   }
   return rows;
 }
 
-RowWriter::RowWriter(const std::string& path, const std::string& signature, bool append)
+RowWriter::RowWriter(const std::string& path, const std::string& signature, const std::string& header, bool append)
     : path_(path), last_sync_(std::chrono::steady_clock::now()) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) throw InvalidArgument(system_error("cannot write", path));
@@ -153,7 +167,7 @@ RowWriter::RowWriter(const std::string& path, const std::string& signature, bool
     throw InvalidArgument(fmt::format("{} already exists: add --resume to continue it, or remove it", path));
   }
   if (st.st_size == 0) {
-    write_all(fmt::format("{}{}\n{}\n", collect_plan_prefix, signature, collect_header));
+    write_all(fmt::format("{}{}\n{}\n", collect_plan_prefix, signature, header));
     ::fsync(fd_);
   }
 }

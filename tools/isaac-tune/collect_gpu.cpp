@@ -24,19 +24,19 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 
 constexpr int exit_hung = 3;
 
-// A buffer of `elements` random non-zero values: a block of random values uploaded over and over
-// (generating gigabytes on the host would keep the compile workers' cores busy for seconds).
-runtime::Buffer random_buffer(ir::DType dtype, std::int64_t elements, std::mt19937_64& rng) {
+}  // namespace
+
+runtime::Buffer random_buffer(ir::DType dtype, std::int64_t elements, std::mt19937_64& rng, std::size_t period,
+                              std::vector<double>* values) {
   const std::size_t elem = ir::size_of(dtype);
   const std::size_t count = std::size_t(std::max<std::int64_t>(elements, 1));
   runtime::Buffer buffer(count * elem);
-  const HostArray block = random_host_array(dtype, std::min<std::size_t>(count, std::size_t(1) << 20), rng);
+  HostArray block = random_host_array(dtype, std::min(count, std::max<std::size_t>(period, 1)), rng);
   for (std::size_t at = 0; at < count * elem; at += block.bytes.size())
     buffer.upload(block.bytes.data(), std::min(block.bytes.size(), count * elem - at), at);
+  if (values) *values = std::move(block.values);
   return buffer;
 }
-
-}  // namespace
 
 Watchdog::Watchdog(RowWriter& writer, double limit_seconds) : writer_(writer), limit_(limit_seconds) {
   thread_ = std::thread([this] { loop(); });
@@ -85,12 +85,54 @@ void Watchdog::loop() {
   }
 }
 
-GpuRunner::GpuRunner(const GpuOptions& options, RowWriter& writer)
+GpuRunnerBase::GpuRunnerBase(const GpuOptions& options, RowWriter& writer)
     : options_(options),
       info_(runtime::device_info(options.ordinal)),
       limits_(device_limits(info_)),
       stream_((runtime::use_device(options.ordinal), runtime::Stream())),
       watchdog_(writer, options.kernel_timeout_s) {}
+
+GpuRunnerBase::~GpuRunnerBase() = default;
+
+void GpuRunnerBase::time(const std::function<void(const runtime::Stream&)>& enqueue, ResultRow& row) {
+  // One warm-up and min_repeats runs; then more, up to max_repeats, until the runs add up to target_ms.
+  auto first = runtime::time_on_stream(enqueue, stream_,
+                                       {.warmup = 1, .repeats = options_.min_repeats, .flush_l2 = true});
+  std::vector<double> samples = first.samples_ms;
+  const double sum = std::accumulate(samples.begin(), samples.end(), 0.0);
+  const double mean = sum / double(samples.size());
+  const int room = options_.max_repeats - int(samples.size());
+  if (sum < options_.target_ms && room > 0) {
+    const int more = std::clamp(int(std::ceil((options_.target_ms - sum) / std::max(mean, 1e-4))), 1, room);
+    auto rest = runtime::time_on_stream(enqueue, stream_, {.warmup = 0, .repeats = more, .flush_l2 = true});
+    samples.insert(samples.end(), rest.samples_ms.begin(), rest.samples_ms.end());
+  }
+  std::sort(samples.begin(), samples.end());
+  row.median_ms = samples[samples.size() / 2];
+  row.min_ms = samples.front();
+  row.max_ms = samples.back();
+}
+
+bool GpuRunnerBase::context_alive() {
+  try {
+    stream_.synchronize();
+    runtime::Buffer probe(256);
+    probe.fill_bytes(0);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void GpuRunnerBase::fail(ResultRow& row, const char* status, const std::string& what, const std::exception& e,
+                         const std::string& problem) {
+  row.status = status;
+  row.reason = what + ": " + e.what();
+  row.median_ms = row.min_ms = row.max_ms = std::nan("");
+  if (!context_alive())
+    throw Error(fmt::format("the CUDA context was lost after plan row {} ({} on {} with {}): {}", row.index, what,
+                            problem, row.params, one_line(e.what(), 300)));
+}
 
 GpuRunner::~GpuRunner() = default;
 
@@ -132,62 +174,19 @@ std::string GpuRunner::spot_check(const CompiledGemm& gemm, const ir::Gemm& like
   return compare_c(*g, c, ref, tolerance);
 }
 
-void GpuRunner::time(const CompiledGemm& gemm, const ir::Gemm& g, Operands& ops, ResultRow& row) {
-  auto enqueue = [&](const runtime::Stream& s) { gemm.run(g, ops.c.ptr(), ops.a.ptr(), ops.b.ptr(), 1.0, 0.0, s); };
-  // One warm-up and min_repeats runs; then more, up to max_repeats, until the runs add up to target_ms.
-  auto first = runtime::time_on_stream(enqueue, stream_,
-                                       {.warmup = 1, .repeats = options_.min_repeats, .flush_l2 = true});
-  std::vector<double> samples = first.samples_ms;
-  const double sum = std::accumulate(samples.begin(), samples.end(), 0.0);
-  const double mean = sum / double(samples.size());
-  const int room = options_.max_repeats - int(samples.size());
-  if (sum < options_.target_ms && room > 0) {
-    const int more = std::clamp(int(std::ceil((options_.target_ms - sum) / std::max(mean, 1e-4))), 1, room);
-    auto rest = runtime::time_on_stream(enqueue, stream_, {.warmup = 0, .repeats = more, .flush_l2 = true});
-    samples.insert(samples.end(), rest.samples_ms.begin(), rest.samples_ms.end());
-  }
-  std::sort(samples.begin(), samples.end());
-  row.median_ms = samples[samples.size() / 2];
-  row.min_ms = samples.front();
-  row.max_ms = samples.back();
-}
-
-bool GpuRunner::context_alive() {
-  try {
-    stream_.synchronize();
-    runtime::Buffer probe(256);
-    probe.fill_bytes(0);
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
-void GpuRunner::process(lower::GemmKernel kernel, std::uint64_t shape, bool check, ResultRow& row) {
-  const ir::Gemm& g = row.problem;
-  watchdog_.arm(row);
-  struct Disarm {
-    Watchdog& w;
-    ~Disarm() { w.disarm(); }
-  } disarm{watchdog_};
-  auto fail = [&](const char* status, const std::string& what, const std::exception& e) {
-    row.status = status;
-    row.reason = what + ": " + e.what();
-    row.median_ms = row.min_ms = row.max_ms = std::nan("");
-    if (!context_alive())
-      throw Error(fmt::format("the CUDA context was lost after plan row {} ({} on {} with {}): {}", row.index, what,
-                              ir::to_string(g), row.params->str(), one_line(e.what(), 300)));
-  };
+void GpuRunner::process(const ir::Gemm& g, const lower::GemmParams& p, lower::GemmKernel kernel,
+                        std::uint64_t shape, bool check, ResultRow& row) {
+  Armed armed(watchdog_, row);
   const auto load_start = Clock::now();
   std::optional<CompiledGemm> gemm;
   try {
-    gemm.emplace(std::move(kernel), *row.params, lower::SplitMode::atomic, options_.ordinal);
+    gemm.emplace(std::move(kernel), p, lower::SplitMode::atomic, options_.ordinal);
     const auto attributes = gemm->attributes();
     row.registers = attributes.registers;
     row.local_bytes = attributes.local_bytes;
   } catch (const std::exception& e) {
     row.compile_ms += ms_since(load_start);
-    return fail("jit", "loading the module", e);
+    return fail(row, "jit", "loading the module", e, ir::to_string(g));
   }
   row.compile_ms += ms_since(load_start);
   if (check) {
@@ -195,7 +194,7 @@ void GpuRunner::process(lower::GemmKernel kernel, std::uint64_t shape, bool chec
     try {
       wrong = spot_check(*gemm, g, row.index);
     } catch (const std::exception& e) {
-      return fail("launch", "spot check", e);
+      return fail(row, "launch", "spot check", e, ir::to_string(g));
     }
     if (!wrong.empty()) {
       row.status = "wrong";
@@ -204,9 +203,10 @@ void GpuRunner::process(lower::GemmKernel kernel, std::uint64_t shape, bool chec
     }
   }
   try {
-    time(*gemm, g, operands_for(shape, g), row);
+    Operands& ops = operands_for(shape, g);
+    time([&](const runtime::Stream& s) { gemm->run(g, ops.c.ptr(), ops.a.ptr(), ops.b.ptr(), 1.0, 0.0, s); }, row);
   } catch (const std::exception& e) {
-    return fail("launch", "timing", e);
+    return fail(row, "launch", "timing", e, ir::to_string(g));
   }
   row.status = "ok";
 }

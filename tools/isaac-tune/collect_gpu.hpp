@@ -1,14 +1,18 @@
 #pragma once
 // The GPU side of `isaac-tune collect`: one thread, one stream, one kernel at a time. Loads a compiled
-// kernel, spot-checks it now and then on a small awkward problem against the float64 reference, and
-// times it on its input's operands (allocated once per shape, filled with random non-zero values).
-// A watchdog records a kernel that never finishes as a failure and ends the process.
+// kernel, spot-checks it now and then against the float64 reference, and times it on its input's
+// operands (allocated once per shape, filled with random non-zero values). A watchdog records a
+// kernel that never finishes as a failure and ends the process. This is the GEMM runner (the spot
+// check runs the kernel on a small awkward problem); collect_conv_gpu.hpp has the CONV one.
 #include "collect_csv.hpp"
 
 #include <isaac/gemm.hpp>
 #include <isaac/runtime/runtime.hpp>
 
 #include <condition_variable>
+#include <functional>
+#include <random>
+#include <vector>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -46,18 +50,56 @@ class Watchdog {
   std::thread thread_;
 };
 
-class GpuRunner {
+// What the GEMM and CONV runners share: the device, one stream, the watchdog, the timing, and the
+// handling of a failed load or run.
+class GpuRunnerBase {
  public:
-  GpuRunner(const GpuOptions& options, RowWriter& writer);
-  ~GpuRunner();
+  GpuRunnerBase(const GpuOptions& options, RowWriter& writer);
+  ~GpuRunnerBase();
   const lower::DeviceLimits& limits() const { return limits_; }
   const runtime::DeviceInfo& info() const { return info_; }
+  std::uint64_t checks() const { return checks_; }
 
-  // Loads `kernel` for `row` (whose params and problem are set) and, with `check`, spot-checks it,
+ protected:
+  // Times `enqueue` (one run, enqueued on the stream it is given): one warm-up and min_repeats runs,
+  // then more up to max_repeats until they add up to target_ms. Sets the row's median, min and max.
+  void time(const std::function<void(const runtime::Stream&)>& enqueue, ResultRow& row);
+  // Records a failure (status, "what: error", no timings); throws Error when the CUDA context is lost,
+  // naming the plan row and `problem`.
+  void fail(ResultRow& row, const char* status, const std::string& what, const std::exception& e,
+            const std::string& problem);
+  bool context_alive();
+
+  struct Armed {  // arms the watchdog for the row, disarms it when destroyed
+    Armed(Watchdog& w, const ResultRow& row) : watchdog(w) { watchdog.arm(row); }
+    ~Armed() { watchdog.disarm(); }
+    Watchdog& watchdog;
+  };
+
+  GpuOptions options_;
+  runtime::DeviceInfo info_;
+  lower::DeviceLimits limits_;
+  runtime::Stream stream_;
+  Watchdog watchdog_;
+  std::uint64_t checks_ = 0;
+};
+
+// A buffer of `elements` random non-zero values of `dtype`, a block of at most `period` values
+// (random_host_array) uploaded over and over, so that element i holds values[i % values.size()]:
+// generating gigabytes on the host would keep the compile workers' cores busy for seconds.
+runtime::Buffer random_buffer(ir::DType dtype, std::int64_t elements, std::mt19937_64& rng,
+                              std::size_t period = std::size_t(1) << 20, std::vector<double>* values = nullptr);
+
+class GpuRunner : public GpuRunnerBase {
+ public:
+  using GpuRunnerBase::GpuRunnerBase;
+  ~GpuRunner();
+
+  // Loads `kernel` (of parameters `p` for the problem `g`) for `row` and, with `check`, spot-checks it,
   // then times it. Fills the row: status ok, or jit / launch / wrong with the reason. Throws Error
   // when the CUDA context is lost (every later launch would fail), after the row is complete.
-  void process(lower::GemmKernel kernel, std::uint64_t shape, bool check, ResultRow& row);
-  std::uint64_t checks() const { return checks_; }
+  void process(const ir::Gemm& g, const lower::GemmParams& p, lower::GemmKernel kernel, std::uint64_t shape,
+               bool check, ResultRow& row);
 
  private:
   struct Operands {
@@ -66,16 +108,8 @@ class GpuRunner {
   };
   Operands& operands_for(std::uint64_t shape, const ir::Gemm& g);
   std::string spot_check(const CompiledGemm& gemm, const ir::Gemm& like, std::uint64_t variant);
-  void time(const CompiledGemm& gemm, const ir::Gemm& g, Operands& ops, ResultRow& row);
-  bool context_alive();
 
-  GpuOptions options_;
-  runtime::DeviceInfo info_;
-  lower::DeviceLimits limits_;
-  runtime::Stream stream_;
   std::list<Operands> operands_;  // the two most recent shapes, most recent first
-  Watchdog watchdog_;
-  std::uint64_t checks_ = 0;
 };
 
 }  // namespace isaac::tune::cli

@@ -19,7 +19,7 @@ void ShapeOptions::validate() const {
   if (dtypes.empty()) throw InvalidArgument("no dtype to draw (--dtypes)");
 }
 
-std::vector<ir::DType> parse_dtype_list(const std::string& text) {
+std::vector<ir::DType> parse_dtype_list(const std::string& text, const std::string& template_name) {
   std::vector<ir::DType> out;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -27,7 +27,9 @@ std::vector<ir::DType> parse_dtype_list(const std::string& text) {
     const std::string item = text.substr(pos, comma - pos);
     const ir::DType d = ir::parse_dtype(item);
     if (d == ir::DType::bf16)
-      throw InvalidArgument("--dtypes: bf16 GEMM needs the tensor-core template, which is not available yet; use f16, f32 or f64");
+      throw InvalidArgument(fmt::format("--dtypes: bf16 {} needs the tensor-core template, which is not available yet; "
+                                        "use f16, f32 or f64",
+                                        template_name));
     if (std::find(out.begin(), out.end(), d) != out.end())
       throw InvalidArgument(fmt::format("--dtypes {}: {} is listed twice", text, item));
     out.push_back(d);
@@ -69,7 +71,7 @@ ir::Gemm random_gemm(const ShapeOptions& o, std::mt19937_64& rng) {
 }
 
 std::string PlanOptions::signature() const {
-  return fmt::format("seed={} dtypes={} per-shape={} m={}..{} n={}..{} k={}..{} max-mnk={} alpha={} uniform-share={} "
+  return fmt::format("template=gemm seed={} dtypes={} per-shape={} m={}..{} n={}..{} k={}..{} max-mnk={} alpha={} uniform-share={} "
                      "max-proposals={} sm={} threads={} smem={} regs={}",
                      seed, dtype_list(shapes.dtypes), per_shape, shapes.m_min, shapes.m_max, shapes.n_min, shapes.n_max,
                      shapes.k_min, shapes.k_max, shapes.max_mnk, alpha, uniform_share, max_proposals, device.sm,

@@ -26,8 +26,9 @@ struct ShapeOptions {
   void validate() const;  // throws InvalidArgument naming the bad option
 };
 
-// "f32,f16,f64" -> dtypes; throws InvalidArgument for an unknown or repeated name.
-std::vector<ir::DType> parse_dtype_list(const std::string& text);
+// "f32,f16,f64" -> dtypes; throws InvalidArgument for an unknown or repeated name, and for bf16
+// (which no template of `template_name` supports yet).
+std::vector<ir::DType> parse_dtype_list(const std::string& text, const std::string& template_name = "GEMM");
 std::string dtype_list(const std::vector<ir::DType>& dtypes);
 std::string layout_name(const ir::Gemm& g);  // "NN", "NT", "TN" or "TT"
 
@@ -45,8 +46,8 @@ struct PlanOptions {
   double uniform_share = 0.0;
   int max_proposals = 100000;    // per parameter set; a row without a legal set is "illegal"
   lower::DeviceLimits device;    // legality is checked against these
-  // One line that identifies the plan ("seed=1 dtypes=f32,f16 per-shape=8 ..."): written at the top
-  // of the CSV and compared on --resume.
+  // One line that identifies the plan ("template=gemm seed=1 dtypes=f32,f16 per-shape=8 ..."):
+  // written at the top of the CSV and compared on --resume.
   std::string signature() const;
 };
 

@@ -1,0 +1,134 @@
+// The GEMM side of `isaac-tune collect`: the plan of collect_plan.hpp (random inputs, parameter sets
+// from the learned sampler or uniform), emission then ptxas to a cubin on the workers (without ptxas,
+// or where it fails on a GPU run, the driver's JIT loads the PTX), GpuRunner on the GPU thread.
+#include "collect_template.hpp"
+
+#include <isaac/error.hpp>
+#include <isaac/lower/ptxas.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+
+namespace isaac::tune::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+class GemmJob : public Job {
+ public:
+  GemmJob(PlanRow plan, int max_proposals, GpuRunner* gpu, std::atomic<std::uint64_t>& ptxas_fallbacks)
+      : plan_(std::move(plan)), max_proposals_(max_proposals), gpu_(gpu), ptxas_fallbacks_(ptxas_fallbacks) {
+    row.index = plan_.index;
+    row.problem = problem_columns(plan_.problem);
+    row.params = plan_.params ? plan_.params->str() : std::string{};
+    row.flops = 2.0 * double(plan_.problem.m) * double(plan_.problem.n) * double(plan_.problem.k);
+    row.phase = plan_.uniform ? "uniform" : "sampler";
+    shape = plan_.shape;
+  }
+
+  // Emission, then ptxas to a cubin where it is installed. On a GPU run, a kernel that ptxas fails on
+  // keeps its PTX for the driver's JIT, so that a ptxas older than the PTX that LLVM writes costs
+  // speed, not the run; the first such failure is reported on stderr and the summary counts them.
+  void compile(const CompileSettings& settings) override {
+    if (!plan_.params) {
+      row.status = "illegal";
+      row.reason = fmt::format("{} found no legal parameter set for {} in {} proposals",
+                               plan_.uniform ? "uniform sampling" : "the learned sampler", ir::to_string(plan_.problem),
+                               max_proposals_);
+      return;
+    }
+    const lower::GemmParams& p = *plan_.params;
+    const ir::Gemm& g = plan_.problem;
+    row.threads = p.threads();
+    row.blocks = ((g.m + p.ml - 1) / p.ml) * ((g.n + p.nl - 1) / p.nl) * p.kg * g.batch;
+    const auto start = Clock::now();
+    try {
+      kernel_ = lower::emit_gemm(g, p, settings.target, lower::SplitMode::atomic);
+      row.emit_ms = kernel_.emit_ms;
+      row.shared_bytes = kernel_.shared_bytes;
+    } catch (const std::exception& e) {
+      row.status = "compile";
+      row.reason = std::string("emission: ") + e.what();
+    }
+    if (row.status.empty() && settings.ptxas) {
+      std::string failure;
+      try {
+        const auto report = lower::run_ptxas(kernel_.ptx, settings.target, kernel_.main_name, &kernel_.cubin);
+        if (!report.ok) {
+          failure = "ptxas: " + report.log;
+        } else {
+          row.registers = report.registers;
+          row.local_bytes = report.stack_bytes;
+        }
+      } catch (const std::exception& e) {
+        failure = std::string("ptxas: ") + e.what();
+      }
+      if (!failure.empty() && !settings.compile_only) {
+        kernel_.cubin.clear();
+        if (ptxas_fallbacks_++ == 0)
+          fmt::print(stderr,
+                     "\nisaac-tune collect: {} (plan row {}); this and later such kernels go to the driver's JIT\n",
+                     one_line(failure, 400), plan_.index);
+      } else if (!failure.empty()) {
+        row.status = "compile";
+        row.reason = failure;
+      }
+    }
+    if (!row.status.empty()) kernel_ = {};
+    row.compile_ms = ms_since(start);
+  }
+
+  void run(bool check) override {
+    if (!gpu_) throw Error("collect: a GEMM job ran without a GPU runner");
+    gpu_->process(plan_.problem, *plan_.params, std::move(kernel_), shape, check, row);
+  }
+
+ private:
+  PlanRow plan_;
+  int max_proposals_;
+  GpuRunner* gpu_;
+  std::atomic<std::uint64_t>& ptxas_fallbacks_;
+  lower::GemmKernel kernel_;
+};
+
+class GemmCollector : public Collector {
+ public:
+  explicit GemmCollector(const PlanOptions& options) : plan_(options) {}  // Plan validates the options
+  const char* header() const override { return collect_header; }
+  std::string signature() const override { return plan_.options().signature(); }
+  std::uint64_t next_index() const override { return plan_.next_index(); }
+  std::unique_ptr<Job> next(bool) override {  // the sampler learns from every row: never left out
+    return std::make_unique<GemmJob>(plan_.next(), plan_.options().max_proposals, gpu_.get(), ptxas_fallbacks_);
+  }
+  void open_gpu(const GpuOptions& options, RowWriter& writer) override {
+    gpu_ = std::make_unique<GpuRunner>(options, writer);
+  }
+  std::uint64_t checks() const override { return gpu_ ? gpu_->checks() : 0; }
+  std::string compile_steps(const CompileSettings& settings) const override {
+    return settings.ptxas ? "emission + ptxas to a cubin" : "emission only: the driver's JIT loads the PTX (no ptxas)";
+  }
+  std::string notes() const override {
+    return ptxas_fallbacks_ ? fmt::format("  ptxas failed on {} kernels, which were loaded through the driver's JIT "
+                                          "instead\n",
+                                          ptxas_fallbacks_.load())
+                            : std::string{};
+  }
+
+ private:
+  Plan plan_;
+  std::unique_ptr<GpuRunner> gpu_;
+  std::atomic<std::uint64_t> ptxas_fallbacks_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Collector> make_gemm_collector(const PlanOptions& options) {
+  return std::make_unique<GemmCollector>(options);
+}
+
+}  // namespace isaac::tune::cli
