@@ -10,11 +10,10 @@
 #   deps, build   scripts/install-deps.sh; configure, build and install into $ISAAC_BUILD_DIR/install
 #   info          isaac-info: version, driver, devices, the LLVM target for each
 #   smoke         on a GPU: the LLVM -> PTX -> JIT -> launch smoke test, checked against the CPU
-#   gemm, conv    on a GPU: the paper's GEMM problems tuned by a short sweep (seeded with the winners
-#                 cached in bench/results) and the CONV problems with the cached CONV sweep's winners,
-#                 run beside cuBLAS and cuDNN in the same process:
-#                 a table, CSVs and PNG plots in $ISAAC_BUILD_DIR/main-job (ISAAC_SWEEP_BUDGET seconds
-#                 per sweep, default 120)
+#   gemm, conv    on a GPU: the paper's GEMM and CONV problems tuned by isaac (the shipped model ranks
+#                 the whole legal space, the 10 best are timed), beside the brute-force sweep's winners
+#                 (cached in bench/results) and cuBLAS / cuDNN in the same process: tables, CSVs and
+#                 PNG plots in $ISAAC_BUILD_DIR/main-job
 #   report        without a GPU: the same problems compiled to PTX with the parameters isaac would
 #                 choose, and each kernel's threads, shared memory, registers and spills (isaac-report)
 # Exits non-zero when a stage that exists fails.
@@ -77,34 +76,36 @@ stage_smoke() {
 }
 
 out_dir=${ISAAC_BUILD_DIR:-build}/main-job
-sweep_budget=${ISAAC_SWEEP_BUDGET:-120}
 
 stage_gemm() {
-  stage "gemm: the paper's GEMM problems, isaac beside cuBLAS"
+  stage "gemm: the paper's GEMM problems tuned by isaac (model + top-10), beside the brute-force best and cuBLAS"
   mkdir -p "$out_dir"
-  SWEEP_FROM=bench/results/gemm-sweep-winners.csv SWEEP_BUDGET=$sweep_budget \
-    bash scripts/bench-on-device.sh "$prefix/bin" "$out_dir" >"$out_dir/gemm.log" 2>&1 || true
-  sed -n '/^dtype  *suite/,$p' "$out_dir/bench.log" | head -80
-  cat "$out_dir/summary.txt"
-  if grep -q FAILED "$out_dir/summary.txt"; then record gemm "FAILED: see $out_dir/bench.log"; failed=1; return; fi
-  record gemm "ok: $out_dir/h100-gemm.csv and .png"
+  local status=0
+  "$prefix/bin/isaac-bench-gemm" tuned --winners bench/results/gemm-sweep-winners-acc32.csv \
+    --csv "$out_dir/gemm-tuned.csv" >"$out_dir/gemm-tuned.log" 2>&1 || status=$?
+  sed -n '/^problem  *brute/,$p' "$out_dir/gemm-tuned.log"
+  python3 bench/plot_tuned.py "$out_dir/gemm-tuned.csv" "$out_dir/gemm-tuned.png" || true
+  if ((status != 0)); then record gemm "FAILED (exit $status): see $out_dir/gemm-tuned.log"; failed=1; return; fi
+  record gemm "ok: $out_dir/gemm-tuned.csv and .png"
 }
 
 stage_conv() {
-  stage "conv: the paper's CONV problems, isaac beside cuDNN"
+  stage "conv: the paper's CONV problems tuned by isaac (model + top-10), beside the brute-force best and cuDNN"
   mkdir -p "$out_dir"
-  local bench=$prefix/bin/isaac-bench-conv
+  local bench=$prefix/bin/isaac-bench-conv status=0
   [[ -x $bench ]] || { record conv "skipped: $bench is not installed (cuDNN not found at build time)"; return; }
-  # The CONV sweep does not merge with earlier winners yet: the run takes the cached sweep's winners.
-  "$bench" run --winners bench/results/conv-sweep-winners.csv --csv "$out_dir/conv.csv" | tee "$out_dir/conv-run.log"
-  python3 bench/plot_conv.py "$out_dir/conv.csv" "$out_dir/conv.png" || true
-  record conv "ok: $out_dir/conv.csv and .png"
+  "$bench" tuned --winners bench/results/conv-sweep-winners.csv --csv "$out_dir/conv-tuned.csv" \
+    >"$out_dir/conv-tuned.log" 2>&1 || status=$?
+  grep -E '^(f32|f16) |^top-1|^tuned' "$out_dir/conv-tuned.log" || true
+  python3 bench/plot_tuned.py "$out_dir/conv-tuned.csv" "$out_dir/conv-tuned.png" || true
+  if ((status != 0)); then record conv "FAILED (exit $status): see $out_dir/conv-tuned.log"; failed=1; return; fi
+  record conv "ok: $out_dir/conv-tuned.csv and .png"
 }
 
 stage_report() {
   stage "report: the paper's problems compiled to PTX (no GPU here)"
   "$prefix/bin/isaac-report"
-  record report "ok: parameters from bench/results (sweep winners on an H200), resources from ptxas"
+  record report "ok: parameters chosen by the shipped H100 models, resources from ptxas"
 }
 
 if [[ -z $prefix ]]; then
