@@ -83,6 +83,25 @@ void write_entry(const std::string& key, json entry) {
   else ++stores;
 }
 
+// The fields GemmKernel and ConvKernel share, to and from an entry.
+template <class Kernel>
+json shared_fields(const Kernel& k) {
+  return {{"ptx", k.ptx},          {"main", k.main_name},           {"prepare", k.prepare_name},
+          {"threads", k.threads}, {"shared_bytes", k.shared_bytes}, {"helper_threads", k.helper_threads}};
+}
+
+template <class Kernel>
+Kernel with_shared_fields(const json& e) {
+  Kernel k;
+  k.ptx = e.at("ptx").get<std::string>();
+  k.main_name = e.at("main").get<std::string>();
+  k.prepare_name = e.at("prepare").get<std::string>();
+  k.threads = e.at("threads").get<int>();
+  k.shared_bytes = e.at("shared_bytes").get<int>();
+  k.helper_threads = e.at("helper_threads").get<int>();
+  return k;
+}
+
 const char* mode_name(lower::SplitMode mode) { return mode == lower::SplitMode::atomic ? "atomic" : "deterministic"; }
 
 }  // namespace
@@ -102,18 +121,12 @@ lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmP
                                       target.name(), mode_name(mode));
   if (enabled)
     if (auto e = read_entry(key); e && (!cubin || !lower::ptxas_available() || e->contains("cubin"))) try {
-      lower::GemmKernel k;
-      k.ptx = e->at("ptx").get<std::string>();
+      auto k = with_shared_fields<lower::GemmKernel>(*e);
+      k.reduce_name = e->at("reduce").get<std::string>();
       if (e->contains("cubin")) {
         const auto& bin = e->at("cubin").get_binary();
         k.cubin.assign(bin.begin(), bin.end());
       }
-      k.main_name = e->at("main").get<std::string>();
-      k.prepare_name = e->at("prepare").get<std::string>();
-      k.reduce_name = e->at("reduce").get<std::string>();
-      k.threads = e->at("threads").get<int>();
-      k.shared_bytes = e->at("shared_bytes").get<int>();
-      k.helper_threads = e->at("helper_threads").get<int>();
       ++hits;
       return k;
     } catch (const json::exception&) {
@@ -126,9 +139,8 @@ lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmP
     if (!report.ok) throw Error("ptxas rejected the GEMM kernel " + params.str() + ":\n" + report.log);
   }
   if (enabled) {
-    json e = {{"ptx", k.ptx},           {"main", k.main_name},       {"prepare", k.prepare_name},
-              {"reduce", k.reduce_name}, {"threads", k.threads},      {"shared_bytes", k.shared_bytes},
-              {"helper_threads", k.helper_threads}};
+    json e = shared_fields(k);
+    e["reduce"] = k.reduce_name;
     if (!k.cubin.empty()) e["cubin"] = json::binary(std::vector<std::uint8_t>(k.cubin.begin(), k.cubin.end()));
     write_entry(key, std::move(e));
   }
@@ -142,13 +154,7 @@ lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvP
                                       lower::to_string(epilogue), target.name());
   if (enabled)
     if (auto e = read_entry(key)) try {
-      lower::ConvKernel k;
-      k.ptx = e->at("ptx").get<std::string>();
-      k.main_name = e->at("main").get<std::string>();
-      k.prepare_name = e->at("prepare").get<std::string>();
-      k.threads = e->at("threads").get<int>();
-      k.shared_bytes = e->at("shared_bytes").get<int>();
-      k.helper_threads = e->at("helper_threads").get<int>();
+      auto k = with_shared_fields<lower::ConvKernel>(*e);
       ++hits;
       return k;
     } catch (const json::exception&) {
@@ -157,12 +163,7 @@ lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvP
   ++misses;
   lower::ConvKernel k = lower::emit_conv(problem, params, target, epilogue);
   if (enabled)
-    write_entry(key, {{"ptx", k.ptx},
-                      {"main", k.main_name},
-                      {"prepare", k.prepare_name},
-                      {"threads", k.threads},
-                      {"shared_bytes", k.shared_bytes},
-                      {"helper_threads", k.helper_threads}});
+    write_entry(key, shared_fields(k));
   return k;
 }
 

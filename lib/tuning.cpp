@@ -80,6 +80,37 @@ std::optional<std::pair<Params, tune::Decision>> recall(bool wanted, const tune:
   }
 }
 
+// The decision a database entry stands for.
+template <class Decision, class Params>
+Decision recalled(const std::pair<Params, tune::Decision>& known) {
+  Decision d;
+  d.params = known.first;
+  d.measured_ms = known.second.measured_ms;
+  d.how = fmt::format("tuning database ({}, {})", known.second.how, known.second.created);
+  return d;
+}
+
+void remember(bool wanted, const tune::DecisionKey& key, const std::string& params, double measured_ms,
+              const std::string& how);
+
+// The decision of a model selection, recorded in the database.
+template <class Decision, class Params>
+Decision decided(const tune::Choice<Params>& s, const tune::ModelChoice& model, const TuningOptions& options,
+                 const tune::DecisionKey& key) {
+  Decision d;
+  d.params = s.params;
+  d.predicted_tflops = s.predicted_tflops;
+  d.measured_ms = s.measured_ms;
+  d.rank = s.rank;
+  d.search = s.search;
+  d.how = options.top_k == 0
+              ? fmt::format("model ({}), top-1", model.source)
+              : fmt::format("model ({}) + top-{}: rank {}{}", model.source, options.top_k, s.rank,
+                            s.failures.empty() ? "" : fmt::format(", {} failed", s.failures.size()));
+  remember(options.database, key, d.params.str(), d.measured_ms, d.how);
+  return d;
+}
+
 void remember(bool wanted, const tune::DecisionKey& key, const std::string& params, double measured_ms,
               const std::string& how) {
   if (tune::TuningDatabase* db = database(wanted)) try {
@@ -100,12 +131,8 @@ GemmDecision choose_gemm(const ir::Gemm& problem, const TuningOptions& options) 
                                 ir::to_string(problem));
   if (auto known = recall<lower::GemmParams>(
           options.database, key, [](const std::string& t) { return lower::parse_gemm_params(t); },
-          [&](const lower::GemmParams& p) { return lower::gemm_legal(problem, p, limits); })) {
-    decision.params = known->first;
-    decision.measured_ms = known->second.measured_ms;
-    decision.how = fmt::format("tuning database ({}, {})", known->second.how, known->second.created);
-    return decision;
-  }
+          [&](const lower::GemmParams& p) { return lower::gemm_legal(problem, p, limits); }))
+    return recalled<GemmDecision>(*known);
   const auto model = tune::find_model("gemm", problem.dtype, info.name, info.compute_capability());
   if (!model) {
     static std::once_flag warned;
@@ -145,17 +172,7 @@ GemmDecision choose_gemm(const ir::Gemm& problem, const TuningOptions& options) 
   };
   const tune::Selection s = tune::select_gemm(problem, limits, model->model, options.top_k, benchmark, start_compiling);
   for (auto& [key, future] : compiling) future.wait();  // no thread outlives the locals it uses
-  decision.params = s.params;
-  decision.predicted_tflops = s.predicted_tflops;
-  decision.measured_ms = s.measured_ms;
-  decision.rank = s.rank;
-  decision.search = s.search;
-  decision.how = options.top_k == 0
-                     ? fmt::format("model ({}), top-1", model->source)
-                     : fmt::format("model ({}) + top-{}: rank {}{}", model->source, options.top_k, s.rank,
-                                   s.failures.empty() ? "" : fmt::format(", {} failed", s.failures.size()));
-  remember(options.database, key, decision.params.str(), decision.measured_ms, decision.how);
-  return decision;
+  return decided<decltype(decision)>(s, *model, options, key);
 }
 
 namespace {
@@ -189,12 +206,8 @@ ConvDecision choose_conv(const ir::Conv& problem, const lower::ConvEpilogue& epi
                                 fmt::format("{} epilogue={}", ir::to_string(problem), lower::to_string(epilogue)));
   if (auto known = recall<lower::ConvParams>(
           options.database, key, [](const std::string& t) { return lower::parse_conv_params(t); },
-          [&](const lower::ConvParams& p) { return bool(lower::check_conv(problem, p, epilogue, limits)); })) {
-    decision.params = known->first;
-    decision.measured_ms = known->second.measured_ms;
-    decision.how = fmt::format("tuning database ({}, {})", known->second.how, known->second.created);
-    return decision;
-  }
+          [&](const lower::ConvParams& p) { return bool(lower::check_conv(problem, p, epilogue, limits)); }))
+    return recalled<ConvDecision>(*known);
   const auto model = tune::find_model("conv", problem.dtype, info.name, info.compute_capability());
   if (!model) {
     static std::once_flag warned;
@@ -243,17 +256,7 @@ ConvDecision choose_conv(const ir::Conv& problem, const lower::ConvEpilogue& epi
   const tune::ConvSelection s =
       tune::select_conv(problem, epilogue, limits, model->model, options.top_k, benchmark, start_compiling);
   for (auto& [key, future] : compiling) future.wait();
-  decision.params = s.params;
-  decision.predicted_tflops = s.predicted_tflops;
-  decision.measured_ms = s.measured_ms;
-  decision.rank = s.rank;
-  decision.search = s.search;
-  decision.how = options.top_k == 0
-                     ? fmt::format("model ({}), top-1", model->source)
-                     : fmt::format("model ({}) + top-{}: rank {}{}", model->source, options.top_k, s.rank,
-                                   s.failures.empty() ? "" : fmt::format(", {} failed", s.failures.size()));
-  remember(options.database, key, decision.params.str(), decision.measured_ms, decision.how);
-  return decision;
+  return decided<decltype(decision)>(s, *model, options, key);
 }
 
 }  // namespace isaac
