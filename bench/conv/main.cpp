@@ -6,6 +6,8 @@
 //     (runtime::time_on_stream: warm-up, L2 flushed, median) and keeps the fastest.
 //   isaac-bench-conv tuned [--winners ...] [--csv bench/results/h100-conv-tuned.csv] [--top-k 10]
 //     the tuner (issue 6): model top-1 and top-k re-benchmarked, against the winners and cuDNN.
+//   isaac-bench-conv searches [--winners ...] [--csv bench/results/h100-conv-searches.csv] [--anneal-budget 40]
+//     issue 7: model + top-k, pruning + annealing, runtime autotune and the winners, quality and tuning cost.
 //   isaac-bench-conv run [--winners bench/results/conv-sweep-winners.csv] [--csv bench/results/h100-conv.csv] [--budget 300]
 //     Google Benchmark, isaac and cuDNN interleaved per problem: cuDNN's best algorithm found by
 //     cudnnFindConvolutionForwardAlgorithmEx, best of NCHW and NHWC (FP32 in FMA math: no TF32; f16 may use
@@ -62,6 +64,18 @@ int main(int argc, char** argv) {
   tuned_cmd->add_option("--csv", tuned_csv, "the results CSV written");
   tuned_cmd->add_option("--top-k", top_k, "the model's best sets re-benchmarked");
   tuned_cmd->allow_extras();
+  std::string searches_csv = "bench/results/h100-conv-searches.csv";
+  SearchOptions search_options;
+  auto* searches_cmd = app.add_subcommand(
+      "searches", "model + top-k, pruning + annealing, runtime autotune and brute force: quality and tuning cost");
+  searches_cmd->add_option("--problems", problems_path, "the problem list (name,n,p,q,k,c,r,s)");
+  searches_cmd->add_option("--winners", winners, "the winners CSV read (the brute-force best)");
+  searches_cmd->add_option("--csv", searches_csv, "the results CSV written");
+  searches_cmd->add_option("--top-k", search_options.top_k, "candidates timed by the model search and by autotune");
+  searches_cmd->add_option("--anneal-budget", search_options.anneal_budget, "kernels timed at most by annealing");
+  searches_cmd->add_option("--sweep-candidates", search_options.sweep_candidates,
+                           "sets the sweep sampled per problem and dtype (for the cost column)");
+  searches_cmd->allow_extras();
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -71,18 +85,22 @@ int main(int argc, char** argv) {
       return 77;
     }
     if (!std::ifstream(problems_path)) problems_path = "bench/problems/conv_problems.csv";  // run from the repo root
-    for (const std::string& path : {out, csv, tuned_csv}) {
+    for (const std::string& path : {out, csv, tuned_csv, searches_csv}) {
       auto dir = std::filesystem::path(path).parent_path();
       if (!dir.empty()) std::filesystem::create_directories(dir);
     }
     auto problems = read_problems(problems_path);
     fmt::print("{} problems from {}; device {}\n", problems.size(), problems_path, runtime::device_info(0).name);
     if (sweep_cmd->parsed()) return sweep(problems, split(dtypes, ','), candidates, sweep_budget, out);
-    std::vector<std::string> extras = tuned_cmd->parsed() ? tuned_cmd->remaining() : run_cmd->remaining();
+    std::vector<std::string> extras = tuned_cmd->parsed()      ? tuned_cmd->remaining()
+                                      : searches_cmd->parsed() ? searches_cmd->remaining()
+                                                               : run_cmd->remaining();
     std::vector<char*> rest{argv[0]};
     for (auto& a : extras) rest.push_back(a.data());
     int rargc = static_cast<int>(rest.size());
     if (tuned_cmd->parsed()) return tuned(problems, winners, tuned_csv, top_k, rargc, rest.data());
+    if (searches_cmd->parsed())
+      return searches(problems, winners, searches_csv, search_options, rargc, rest.data());
     return run(problems, winners, csv, run_budget, rargc, rest.data());
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

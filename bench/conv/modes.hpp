@@ -20,4 +20,12 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
 int tuned(const std::vector<Problem>& problems, const std::string& winners_path, const std::string& csv_path,
           int top_k, int argc, char** argv);
 
+// Model + top-k, pruning + annealing, runtime autotune and the sweep's winners: quality and tuning cost.
+struct SearchOptions {
+  int top_k = 10;
+  int anneal_budget = 40;
+  int sweep_candidates = 150;  // what the sweep sampled per problem and dtype (its winners CSV does not say)
+};
+int searches(const std::vector<Problem>& problems, const std::string& winners_path, const std::string& csv_path,
+             const SearchOptions& options, int argc, char** argv);
 }  // namespace isaac::bench

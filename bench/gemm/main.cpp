@@ -3,6 +3,7 @@
 //   isaac-bench-gemm sweep  [options]                 random sample + hill climbing; writes the winners CSV
 //   isaac-bench-gemm [run]  [options] [-- GB flags]   winners vs cuBLAS (Google Benchmark); writes h100-gemm.csv
 //   isaac-bench-gemm tuned  [options] [-- GB flags]   the tuner (model top-1, top-k) against the winners and cuBLAS
+//   isaac-bench-gemm searches [options] [-- GB flags] model, annealing, autotune and brute force compared
 //   isaac-bench-gemm program [options]                the problems through isaac::compile, with the caches' counts
 //   isaac-bench-gemm bounds [options] [-- GB flags]   what bounds checks cost (f32 NT, aligned vs +1)
 //   isaac-bench-gemm selftest                         checks of the CPU-side pieces (no GPU needed)
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
     }
   }
   // `run` is the default subcommand.
-  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "program", "bounds", "selftest"};
+  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "searches", "program", "bounds", "selftest"};
   bool has_subcommand = false;
   for (const auto& a : ours)
     if (std::find(subcommands.begin(), subcommands.end(), a) != subcommands.end()) has_subcommand = true;
@@ -136,6 +137,17 @@ int main(int argc, char** argv) {
   tuned->add_option("--lt-algorithms", to.lt_algorithms, "cuBLASLt heuristic algorithms to time")->capture_default_str();
   tuned->add_option("--split-mode", to.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
 
+  SearchesOptions se;
+  auto* searches = app.add_subcommand(
+      "searches", "model + top-k, pruning + annealing, runtime autotune and brute force: quality and tuning cost");
+  searches->add_option("--winners", se.winners, "winners CSV of the sweep (the brute-force best)")->capture_default_str();
+  searches->add_option("--csv", se.csv, "results CSV")->capture_default_str();
+  searches->add_option("--dtypes", se.dtypes, "comma-separated dtypes")->capture_default_str();
+  searches->add_option("--top-k", se.top_k, "candidates timed by the model search and by autotune")->capture_default_str();
+  searches->add_option("--anneal-budget", se.anneal_budget, "kernels timed at most by annealing")->capture_default_str();
+  searches->add_option("--repeats", se.repeats, "timed runs per benchmark (median)")->capture_default_str();
+  searches->add_option("--split-mode", se.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
+
   ProgramOptions po;
   auto* program = app.add_subcommand("program", "every problem once through isaac::compile; what the caches saved");
   program->add_option("--problems", po.problems, "problems CSV (default: the compiled-in list)");
@@ -160,12 +172,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (!gb.empty() && !(run->parsed() || tuned->parsed() || bounds->parsed())) {
-    fmt::print(stderr, "isaac-bench-gemm: only run, tuned and bounds take Google Benchmark flags (after '--')\n");
+  if (!gb.empty() && !(run->parsed() || tuned->parsed() || searches->parsed() || bounds->parsed())) {
+    fmt::print(stderr, "isaac-bench-gemm: only run, tuned, searches and bounds take Google Benchmark flags (after '--')\n");
     return exit_failed;
   }
 
-  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : "selftest";
+  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : searches->parsed() ? "searches" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : "selftest";
   try {
     if (selftest->parsed()) return selftest_main();
     if (sweep->parsed() && so.dry_run) return sweep_main(so);
@@ -175,6 +187,10 @@ int main(int argc, char** argv) {
     if (tuned->parsed()) {
       to.benchmark_args = gb;
       return tuned_main(to);
+    }
+    if (searches->parsed()) {
+      se.benchmark_args = gb;
+      return searches_main(se);
     }
     if (bounds->parsed()) {
       bo.benchmark_args = gb;

@@ -71,6 +71,19 @@ struct TunedOptions {
 
 int tuned_main(const TunedOptions& options);
 
+struct SearchesOptions {
+  std::string winners = "bench/results/gemm-sweep-winners-acc32.csv";
+  std::string csv = "bench/results/h100-gemm-searches.csv";
+  std::string dtypes = "f32,f16,f64";
+  int top_k = 10;
+  int anneal_budget = 40;
+  int repeats = 20;
+  std::string split_mode = "atomic";
+  std::vector<std::string> benchmark_args;
+};
+
+int searches_main(const SearchesOptions& options);
+
 struct ProgramOptions {
   std::string problems;  // empty: the compiled-in list
   std::string dtypes = "f32,f16,f64";

@@ -3,6 +3,8 @@
 #include "device_sync.hpp"
 #include "half.hpp"
 
+#include <isaac/runtime/timer.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -37,6 +39,19 @@ double tolerance_for(ir::DType dtype, std::int64_t k, bool acc32, int output_rou
 }
 
 int output_roundings(int kg, bool atomic) { return atomic && kg > 1 ? kg : 1; }
+
+double checked_median_ms(const CompiledGemm& kernel, Operands& ops, const runtime::Stream& stream,
+                         lower::SplitMode mode, int repeats) {
+  const ir::Gemm& g = ops.gemm();
+  auto enqueue = [&](const runtime::Stream& s) { kernel.run(g, ops.c(), ops.a(), ops.b(), 1.0, 0.0, s); };
+  ops.poison_c(stream);
+  enqueue(stream);
+  const lower::GemmParams& p = kernel.params();
+  const auto check = ops.check_c(
+      tolerance_for(g.dtype, g.k, p.acc32 != 0, output_roundings(p.kg, mode == lower::SplitMode::atomic)), stream);
+  if (!check.ok) throw BenchError("wrong result: " + check.str());
+  return runtime::time_on_stream(enqueue, stream, {.warmup = 2, .repeats = repeats, .flush_l2 = true}).median_ms;
+}
 
 std::uint64_t hash_name(const std::string& text, std::uint64_t seed) {
   std::uint64_t h = 0xcbf29ce484222325ull ^ seed;  // FNV-1a

@@ -5,6 +5,7 @@
 // non-finite elements (C is poisoned with NaN before a checked run, so an unwritten element shows).
 #include "cublas.hpp"
 
+#include <isaac/gemm.hpp>
 #include <isaac/ir/gemm.hpp>
 #include <isaac/runtime/runtime.hpp>
 
@@ -54,6 +55,12 @@ class Operands {
   std::vector<double> ref_;  // column-major m x n, ldc = m
   double ref_norm_ = 0;
 };
+
+// Runs `kernel` once on the operands (C poisoned first), checks C against the reference with the
+// tolerance of its parameters, then returns its median time in ms over `repeats` runs with L2 flushed.
+// Throws BenchError on a wrong result.
+double checked_median_ms(const CompiledGemm& kernel, Operands& operands, const runtime::Stream& stream,
+                         lower::SplitMode mode, int repeats);
 
 // A stable 64-bit hash of a string (for per-problem seeds).
 std::uint64_t hash_name(const std::string& text, std::uint64_t seed);

@@ -68,18 +68,7 @@ void bench_isaac(benchmark::State& state, Row& row, Contender who, Shared& s) {
   double ms = 0;
   try {
     if (!row.kernels[who]) throw BenchError(row.errors[who].empty() ? "no kernel" : row.errors[who]);
-    const CompiledGemm& kernel = *row.kernels[who];
-    Operands& ops = operands_of(row, s);
-    auto enqueue = [&](const runtime::Stream& st) { kernel.run(row.gemm, ops.c(), ops.a(), ops.b(), 1.0, 0.0, st); };
-    ops.poison_c(s.stream);
-    enqueue(s.stream);
-    const lower::GemmParams& p = kernel.params();
-    auto check = ops.check_c(tolerance_for(row.gemm.dtype, row.gemm.k, p.acc32 != 0,
-                                           output_roundings(p.kg, s.mode == lower::SplitMode::atomic)),
-                             s.stream);
-    if (!check.ok) throw BenchError("wrong result: " + check.str());
-    ms = runtime::time_on_stream(enqueue, s.stream, {.warmup = 2, .repeats = s.options.repeats, .flush_l2 = true})
-             .median_ms;
+    ms = checked_median_ms(*row.kernels[who], operands_of(row, s), s.stream, s.mode, s.options.repeats);
   } catch (const std::exception& e) {
     row.errors[who] = one_line(e.what());
     state.SkipWithError(row.errors[who].c_str());

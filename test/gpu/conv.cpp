@@ -3,6 +3,7 @@
 // parameter sets, beta != 0, bias and relu, CG splits; outputs poisoned (0xFF bytes = NaN) first.
 #include <doctest/doctest.h>
 #include <isaac/conv.hpp>
+#include <isaac/tuning.hpp>
 #include <isaac/gemm.hpp>
 #include <isaac/ir/evaluate.hpp>
 #include <isaac/ir/pattern.hpp>
@@ -226,4 +227,26 @@ TEST_CASE("CONV: a missing or unexpected bias pointer is refused with the reason
   // An illegal parameter set is refused before any compilation, naming the rule.
   CHECK_THROWS_WITH_AS(CompiledConv(v, lower::parse_conv_params("PL=32,KL=16,PS=2,KS=2,U=8,VI=2,LI=16,LF=8")),
                        doctest::Contains("VI=2 must be 1 for an NCHW input"), InvalidArgument);
+}
+
+TEST_CASE("CONV: the kernels chosen by pruning + annealing and by runtime autotuning match the reference") {
+  std::vector<Case> cases;
+  auto nchw = ir::dense_conv(ir::DType::f32, 3, 13, 17, 15, 24, 3, 3, 1, 1, 1, ImageLayout::nchw, FilterLayout::kcrs);
+  auto nhwc = ir::dense_conv(ir::DType::f16, 2, 32, 9, 11, 40, 3, 3, 2, 1, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  auto chwn = ir::dense_conv(ir::DType::f64, 5, 7, 8, 8, 9, 1, 1, 1, 0, 1, ImageLayout::chwn, FilterLayout::crsk);
+  for (const ir::Conv& v : {nchw, nhwc, chwn})
+    for (Search search : {Search::annealing, Search::autotune}) {
+      TuningOptions options;
+      options.search = search;
+      options.anneal_budget = 6;
+      options.top_k = 3;
+      options.database = false;
+      const lower::ConvEpilogue epilogue{.bias = true};
+      const ConvDecision d = choose_conv(v, epilogue, options);
+      MESSAGE(ir::to_string(v) << ": " << d.params.str() << " by " << d.how);
+      CHECK(d.timed >= 1);
+      CHECK(d.timed <= 6);
+      cases.push_back({v, d.params, epilogue, 0.75, 0.5});
+    }
+  compile_and_check(cases);
 }
