@@ -74,6 +74,11 @@ template <class Params, class Preferred>
 std::vector<PrunedSet<Params>> pareto_by_occupancy(std::vector<PrunedSet<Params>> sets, const Preferred& preferred,
                                                    PruneReport* report) {
   std::erase_if(sets, [](const PrunedSet<Params>& s) { return s.resources.blocks_per_sm == 0; });
+  // A set that leaves more than half of what the best one uses of the GPU idle is not a candidate,
+  // whatever its reuse (a one-warp block with a big thread tile on a small problem, say).
+  double best_utilisation = 0;
+  for (const PrunedSet<Params>& s : sets) best_utilisation = std::max(best_utilisation, s.resources.utilisation);
+  std::erase_if(sets, [&](const PrunedSet<Params>& s) { return s.resources.utilisation < 0.5 * best_utilisation; });
   // Within a level, a set that covers another sorts before it, so one pass against the front suffices.
   std::sort(sets.begin(), sets.end(), [&](const PrunedSet<Params>& a, const PrunedSet<Params>& b) {
     const Resources &x = a.resources, &y = b.resources;

@@ -30,12 +30,15 @@ void check_pruned_list(const std::vector<PrunedSet<Params>>& list, const PruneRe
   CHECK(report.kept == list.size());
   CHECK(report.kept < report.legal_sets);
   std::set<int> levels;
+  double best_utilisation = 0;
+  for (const auto& s : list) best_utilisation = std::max(best_utilisation, s.resources.utilisation);
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Resources& r = list[i].resources;
     CHECK(r.blocks_per_sm >= 1);
     CHECK(r.warps_per_sm <= 64);
     CHECK(r.utilisation > 0);
     CHECK(r.utilisation <= 1);
+    CHECK(r.utilisation >= 0.5 * best_utilisation);  // nothing that leaves half of the best one's GPU idle
     levels.insert(r.warps_per_sm);
     if (i > 0) CHECK(list[i - 1].resources.warps_per_sm <= r.warps_per_sm);  // ordered by occupancy
     // Nothing kept is matched or beaten on all four figures by another set of its level.

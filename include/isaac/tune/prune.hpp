@@ -8,9 +8,9 @@
 //   work per thread      MS*NS*U / KL: FMAs between two barriers
 //   utilisation          useful / computed work (tile padding) x how full the last wave of blocks is
 // The first three are the MAGMA criteria; the last makes the pruning input-aware (a 128x128 tile on a
-// 2560x16 GEMM wastes 7/8 of its work). At each occupancy level only the sets that no other set of
-// the level beats on all four are kept (a Pareto front), so the list keeps the best reuse each
-// occupancy can afford. The list is ordered by occupancy, then by a balance of the four within a
+// 2560x16 GEMM wastes 7/8 of its work). Sets whose utilisation is under half the best set's are
+// dropped; then at each occupancy level only the sets that no other set of the level beats on all
+// four are kept (a Pareto front), so the list keeps the best reuse each occupancy can afford. The list is ordered by occupancy, then by a balance of the four within a
 // level: the order simulated annealing (tune/anneal.hpp) walks.
 //
 // Parameters that do not change the four figures are fixed, not searched: the widest legal vector
