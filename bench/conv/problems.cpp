@@ -64,4 +64,25 @@ std::vector<std::string> split(const std::string& s, char sep) {
     if (!f.empty()) out.push_back(f);
   return out;
 }
+std::vector<ConvWinner> read_winners(const std::vector<Problem>& problems, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgument("cannot read the sweep winners " + path + ": run `sweep` first (or --winners)");
+  std::vector<ConvWinner> winners;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const auto q1 = line.find('"'), q2 = line.rfind('"');
+    const auto head = split(line.substr(0, q1), ',');
+    if (head.size() < 3 || q1 == std::string::npos) continue;
+    auto pr = std::find_if(problems.begin(), problems.end(), [&](const Problem& p) { return p.name == head[1]; });
+    if (pr == problems.end()) continue;
+    ConvWinner w{head[0], head[2], line.substr(q1 + 1, q2 - q1 - 1), *pr, {}};
+    const auto slash = w.layout.find('/');
+    w.conv = make_conv(*pr, ir::parse_dtype(w.dtype), ir::parse_image_layout(w.layout.substr(0, slash)),
+                       ir::parse_filter_layout(w.layout.substr(slash + 1)));
+    winners.push_back(std::move(w));
+  }
+  return winners;
+}
+
 }  // namespace isaac::bench

@@ -24,6 +24,17 @@ std::vector<Problem> read_problems(const std::string& path);
 // Stride 1, no padding: H = P + R - 1, W = Q + S - 1.
 ir::Conv make_conv(const Problem& pr, ir::DType t, ir::ImageLayout il, ir::FilterLayout fl);
 
+// One row of the sweep's winners CSV (dtype,name,layout,"params",ms,tflops), with its problem from the
+// list and the ir::Conv in the winner's layout.
+struct ConvWinner {
+  std::string dtype, layout, params;
+  Problem problem;
+  ir::Conv conv;
+};
+// The winners of problems on the list, in the file's order; throws InvalidArgument when the file
+// cannot be read.
+std::vector<ConvWinner> read_winners(const std::vector<Problem>& problems, const std::string& path);
+
 // The three layouts the sweep tries.
 inline const std::pair<ir::ImageLayout, ir::FilterLayout> layouts[] = {{ir::ImageLayout::nchw, ir::FilterLayout::kcrs},
                                                                        {ir::ImageLayout::chwn, ir::FilterLayout::crsk},

@@ -60,46 +60,31 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
   fmt::print("ceilings: bandwidth {:.2f} TB/s (measured), FFMA peak {:.1f} TFLOP/s ({} SMs x 128 x 2 x {} MHz); "
              "f64 peak taken as half of it\n",
              bandwidth, ffma_peak, info.sm_count, info.clock_khz / 1000);
-  // Winners: dtype,name,layout,params,ms,tflops
-  std::ifstream in(winners_path);
-  if (!in) throw InvalidArgument("cannot read the sweep winners " + winners_path + ": run `sweep` first (or --winners)");
-  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> winners;
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    auto q1 = line.find('"'), q2 = line.rfind('"');
-    auto head = split(line.substr(0, q1), ',');
-    if (head.size() < 3 || q1 == std::string::npos) continue;
-    winners[{head[0], head[1]}] = {head[2], line.substr(q1 + 1, q2 - q1 - 1)};
-  }
+  const std::vector<ConvWinner> winners = read_winners(problems, winners_path);
   cudnnHandle_t handle;
   CUDNN_CHECK(cudnnCreate(&handle));
   fmt::print("cuDNN {}\n", cudnnGetVersion());
   std::vector<Row> rows;
   std::vector<std::unique_ptr<CompiledConv>> kernels;
   std::vector<std::unique_ptr<Operands>> operands;
-  for (const auto& [key, value] : winners) {
+  for (const ConvWinner& w : winners) {
     if (std::chrono::duration<double>(Clock::now() - start).count() > budget_s) {
       fmt::print("run: budget of {} s spent; remaining problems skipped\n", budget_s);
       break;
     }
-    auto pr = std::find_if(problems.begin(), problems.end(), [&](const Problem& p) { return p.name == key.second; });
-    if (pr == problems.end()) continue;
-    ir::DType t = ir::parse_dtype(key.first);
-    auto slash = value.first.find('/');
-    ir::Conv v = make_conv(*pr, t, ir::parse_image_layout(value.first.substr(0, slash)),
-                           ir::parse_filter_layout(value.first.substr(slash + 1)));
-    Row row{key.first, *pr, 0, 0, 0, {}, {}};
-    row.params = value.first + ":" + value.second;
+    const ir::Conv& v = w.conv;
+    const ir::DType t = v.dtype;
+    Row row{w.dtype, w.problem, 0, 0, 0, {}, {}};
+    row.params = w.layout + ":" + w.params;
     double flops = lower::conv_flops(v);
     double peak = t == ir::DType::f64 ? ffma_peak / 2 : ffma_peak;
     row.roofline = std::min(peak, flops / (conv_bytes(v) / (bandwidth * 1e12)) / 1e12);
     try {
-      kernels.push_back(std::make_unique<CompiledConv>(v, lower::parse_conv_params(value.second)));
+      kernels.push_back(std::make_unique<CompiledConv>(v, lower::parse_conv_params(w.params)));
       operands.push_back(std::make_unique<Operands>(v));
       CompiledConv* k = kernels.back().get();
       Operands* o = operands.back().get();
-      std::string label = fmt::format("{}/{}", key.first, pr->name);
+      std::string label = fmt::format("{}/{}", w.dtype, w.problem.name);
       rows.push_back(row);
       std::size_t index = rows.size() - 1;
       // Interleaved: isaac then cuDNN for each problem.
@@ -112,15 +97,15 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
         }
         state.counters["TFLOPS"] = rows[index].isaac;
       })->UseManualTime()->Iterations(1);
-      benchmark::RegisterBenchmark(("cudnn/" + label).c_str(), [&, pr, t, index, flops](benchmark::State& state) {
+      benchmark::RegisterBenchmark(("cudnn/" + label).c_str(), [&, problem = w.problem, t, index, flops](benchmark::State& state) {
         for (auto _ : state) {
           CudnnBest best{1e30, ""};
           for (auto format : {CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NHWC}) {
             try {
-              auto b = cudnn_best(handle, *pr, t, format, stream);
+              auto b = cudnn_best(handle, problem, t, format, stream);
               if (b.ms < best.ms) best = b;
             } catch (const std::exception& e) {
-              fmt::print("  cuDNN {} {}: {}\n", format == CUDNN_TENSOR_NCHW ? "NCHW" : "NHWC", pr->name, e.what());
+              fmt::print("  cuDNN {} {}: {}\n", format == CUDNN_TENSOR_NCHW ? "NCHW" : "NHWC", problem.name, e.what());
             }
           }
           state.SetIterationTime(best.ms < 1e29 ? best.ms * 1e-3 : 0);
@@ -131,7 +116,7 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
         state.SetLabel(rows[index].cudnn_how);
       })->UseManualTime()->Iterations(1);
     } catch (const std::exception& e) {
-      fmt::print("  {} {}: cannot compile the winner {}: {}\n", key.first, pr->name, row.params, e.what());
+      fmt::print("  {} {}: cannot compile the winner {}: {}\n", w.dtype, w.problem.name, row.params, e.what());
     }
   }
   benchmark::Initialize(&argc, argv);

@@ -51,25 +51,13 @@ int searches(const std::vector<Problem>& problems, const std::string& winners_pa
   const auto info = runtime::device_info(0);
   runtime::use_device(0);
   runtime::Stream stream;
-  std::ifstream in(winners_path);
-  if (!in) throw InvalidArgument("cannot read the sweep winners " + winners_path + ": run `sweep` first (or --winners)");
   std::vector<std::unique_ptr<Row>> rows;
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {  // dtype,name,layout,"params",ms,tflops
-    const auto q1 = line.find('"'), q2 = line.rfind('"');
-    const auto head = split(line.substr(0, q1), ',');
-    if (head.size() < 3 || q1 == std::string::npos) continue;
-    auto pr = std::find_if(problems.begin(), problems.end(), [&](const Problem& p) { return p.name == head[1]; });
-    if (pr == problems.end()) continue;
+  for (const ConvWinner& w : read_winners(problems, winners_path)) {
     auto row = std::make_unique<Row>();
-    row->dtype = head[0], row->layout = head[2], row->pr = *pr;
-    const auto slash = row->layout.find('/');
-    row->conv = make_conv(*pr, ir::parse_dtype(head[0]), ir::parse_image_layout(row->layout.substr(0, slash)),
-                          ir::parse_filter_layout(row->layout.substr(slash + 1)));
+    row->dtype = w.dtype, row->layout = w.layout, row->pr = w.problem, row->conv = w.conv;
     row->timed[brute] = o.sweep_candidates;
     try {
-      row->params[brute] = lower::parse_conv_params(line.substr(q1 + 1, q2 - q1 - 1));
+      row->params[brute] = lower::parse_conv_params(w.params);
     } catch (const std::exception& e) {
       row->errors[brute] = e.what();
     }

@@ -57,25 +57,13 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
   runtime::use_device(0);
   const lower::DeviceLimits limits = device_limits(info);
   runtime::Stream stream;
-  std::ifstream in(winners_path);
-  if (!in) throw InvalidArgument("cannot read the sweep winners " + winners_path + ": run `sweep` first (or --winners)");
   std::vector<std::unique_ptr<Row>> rows;
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {  // dtype,name,layout,"params",ms,tflops
-    const auto q1 = line.find('"'), q2 = line.rfind('"');
-    const auto head = split(line.substr(0, q1), ',');
-    if (head.size() < 3 || q1 == std::string::npos) continue;
-    auto pr = std::find_if(problems.begin(), problems.end(), [&](const Problem& p) { return p.name == head[1]; });
-    if (pr == problems.end()) continue;
+  for (const ConvWinner& w : read_winners(problems, winners_path)) {
     auto row = std::make_unique<Row>();
-    row->dtype = head[0], row->layout = head[2], row->pr = *pr;
-    const auto slash = row->layout.find('/');
-    row->conv = make_conv(*pr, ir::parse_dtype(head[0]), ir::parse_image_layout(row->layout.substr(0, slash)),
-                          ir::parse_filter_layout(row->layout.substr(slash + 1)));
-    const std::string name = fmt::format("{}/{}", row->dtype, pr->name);
+    row->dtype = w.dtype, row->layout = w.layout, row->pr = w.problem, row->conv = w.conv;
+    const std::string name = fmt::format("{}/{}", row->dtype, w.problem.name);
     try {
-      row->params[brute] = lower::parse_conv_params(line.substr(q1 + 1, q2 - q1 - 1));
+      row->params[brute] = lower::parse_conv_params(w.params);
     } catch (const std::exception& e) {
       row->errors[brute] = e.what();
     }
@@ -86,7 +74,10 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
       row->params[top1] = tune::rank_conv_space(row->conv, {}, limits, model->model, 1).front().params;
       const auto start = std::chrono::steady_clock::now();
       try {
-        row->decision = choose_conv(row->conv, {}, {.top_k = top_k, .database = false});
+        TuningOptions options;
+        options.top_k = top_k;
+        options.database = false;
+        row->decision = choose_conv(row->conv, {}, options);
         row->params[topk] = row->decision.params;
       } catch (const std::exception& e) {
         row->errors[topk] = e.what();

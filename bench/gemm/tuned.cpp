@@ -142,7 +142,11 @@ int tuned_main(const TunedOptions& o) {
       row->params[top1] = tune::rank_gemm_space(row->gemm, limits, model->model, 1).front().params;
       const auto start = std::chrono::steady_clock::now();
       try {
-        row->decision = choose_gemm(row->gemm, {.top_k = o.top_k, .ordinal = 0, .mode = mode, .database = false});
+        TuningOptions options;
+        options.top_k = o.top_k;
+        options.mode = mode;
+        options.database = false;
+        row->decision = choose_gemm(row->gemm, options);
         row->params[topk] = row->decision.params;
       } catch (const std::exception& e) {
         row->errors[topk] = one_line(e.what());
