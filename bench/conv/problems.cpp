@@ -1,6 +1,7 @@
 #include "problems.hpp"
 
 #include <isaac/error.hpp>
+#include <isaac/runtime/timer.hpp>
 
 #include <fmt/format.h>
 
@@ -83,6 +84,12 @@ std::vector<ConvWinner> read_winners(const std::vector<Problem>& problems, const
     winners.push_back(std::move(w));
   }
   return winners;
+}
+
+double median_ms(const CompiledConv& kernel, const Operands& o, const runtime::Stream& stream) {
+  return runtime::time_on_stream(
+             [&](const runtime::Stream& s) { kernel.run(o.out.ptr(), o.in.ptr(), o.filter.ptr(), 1, 0, s); }, stream)
+      .median_ms;
 }
 
 }  // namespace isaac::bench

@@ -1,6 +1,7 @@
 #pragma once
 // The CONV benchmark's problems (conv_problems.csv: name,n,p,q,k,c,r,s) and what both modes derive
 // from one: the ir::Conv in a layout, its minimal traffic, device operands.
+#include <isaac/conv.hpp>
 #include <isaac/ir/conv.hpp>
 #include <isaac/runtime/runtime.hpp>
 
@@ -50,6 +51,9 @@ struct Operands {
   runtime::Buffer in, filter, out;
   explicit Operands(const ir::Conv& v);
 };
+
+// The kernel's median time in ms on the operands (alpha 1, beta 0), from runtime::time_on_stream.
+double median_ms(const CompiledConv& kernel, const Operands& operands, const runtime::Stream& stream);
 
 // The non-empty fields of `s` split at `sep`.
 std::vector<std::string> split(const std::string& s, char sep);

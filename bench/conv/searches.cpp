@@ -105,16 +105,9 @@ int searches(const std::vector<Problem>& problems, const std::string& winners_pa
                                        return;
                                      }
                                      if (!r->operands) r->operands = std::make_unique<Operands>(r->conv);
-                                     Operands& ops = *r->operands;
                                      double ms = 0;
                                      for (auto _ : state) {
-                                       ms = runtime::time_on_stream(
-                                                [&](const runtime::Stream& s) {
-                                                  r->kernels[who]->run(ops.out.ptr(), ops.in.ptr(), ops.filter.ptr(), 1,
-                                                                       0, s);
-                                                },
-                                                stream)
-                                                .median_ms;
+                                       ms = median_ms(*r->kernels[who], *r->operands, stream);
                                        state.SetIterationTime(ms * 1e-3);
                                      }
                                      if (who == contenders - 1) r->operands.reset();

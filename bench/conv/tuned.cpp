@@ -110,15 +110,9 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
                                        return;
                                      }
                                      if (!r->operands) r->operands = std::make_unique<Operands>(r->conv);
-                                     Operands& o = *r->operands;
                                      double ms = 0;
                                      for (auto _ : state) {
-                                       ms = runtime::time_on_stream(
-                                                [&](const runtime::Stream& s) {
-                                                  r->kernels[who]->run(o.out.ptr(), o.in.ptr(), o.filter.ptr(), 1, 0, s);
-                                                },
-                                                stream)
-                                                .median_ms;
+                                       ms = median_ms(*r->kernels[who], *r->operands, stream);
                                        state.SetIterationTime(ms * 1e-3);
                                      }
                                      r->tflops[who] = flops / (ms * 1e-3) / 1e12;
