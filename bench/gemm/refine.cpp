@@ -22,7 +22,7 @@ std::optional<int> adjacent(const std::vector<int>& list, int v, int step) {
 
 const std::vector<int> tiles{16, 32, 64, 128, 256}, thread_tiles{1, 2, 4, 8, 16}, depths{4, 8, 16, 32},
     k_steps{1, 2}, k_local{1, 2, 4, 8}, k_global{1, 2, 4, 8, 16, 32, 64, 128, 256}, vectors{1, 2, 4, 8},
-    buffers{0, 1}, swizzles{1, 8}, accumulators{0, 1};
+    buffers{0, 1}, swizzles{1, 8}, accumulators{0, 1}, tensor_cores{0, 1};
 
 }  // namespace
 
@@ -31,7 +31,7 @@ std::optional<std::string> outside_space(const ir::Gemm& g, const lower::GemmPar
   auto in = [](const std::vector<int>& list, int v) { return std::find(list.begin(), list.end(), v) != list.end(); };
   if (!in(tiles, p.ml) || !in(tiles, p.nl) || !in(thread_tiles, p.ms) || !in(thread_tiles, p.ns) || !in(depths, p.u) ||
       !in(k_steps, p.ks) || !in(k_local, p.kl) || !in(k_global, p.kg) || !in(vectors, p.va) || !in(vectors, p.vb) ||
-      !in(buffers, p.db) || !in(swizzles, p.sw) || !in(accumulators, p.acc32))
+      !in(buffers, p.db) || !in(swizzles, p.sw) || !in(accumulators, p.acc32) || !in(tensor_cores, p.tc))
     return fmt::format("{}: a value outside gemm_space's lists", p.str());
   int threads = p.threads();
   if (threads % 32 || threads > limits.max_threads_per_block)
@@ -75,6 +75,7 @@ std::vector<lower::GemmParams> neighbours(const ir::Gemm& g, const lower::GemmPa
   one(&lower::GemmParams::db, buffers);
   one(&lower::GemmParams::sw, swizzles);
   if (g.dtype == ir::DType::f16) one(&lower::GemmParams::acc32, accumulators);
+  if (g.dtype == ir::DType::f16) one(&lower::GemmParams::tc, tensor_cores);
   // Two parameters at once, the thread count unchanged.
   auto two = [&](int lower::GemmParams::*f1, const std::vector<int>& l1, int s1, int lower::GemmParams::*f2,
                  const std::vector<int>& l2, int s2) {

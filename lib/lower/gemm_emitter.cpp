@@ -83,13 +83,13 @@ void GemmEmitter::load_tile(Value* tile, bool predicated) {
 }
 
 void GemmEmitter::epilogue() {
-  Value* m0 = b_.CreateAdd(b_.CreateMul(bm_, c32(p_.ml)), b_.CreateMul(tm_, c32(l_.fvm)));
-  Value* n0 = b_.CreateAdd(b_.CreateMul(bn_, c32(p_.nl)), b_.CreateMul(tn_, c32(l_.fvn)));
+  Value* m0 = b_.CreateMul(bm_, c32(p_.ml));
+  Value* n0 = b_.CreateMul(bn_, c32(p_.nl));
   auto for_each = [&](const std::function<void(Value* m, Value* n, Value* acc)>& f) {
     for (int j = 0; j < p_.ns; ++j)
       for (int i = 0; i < p_.ms; ++i) {
-        Value* m = b_.CreateAdd(m0, c32(fragment_offset(i, l_.fvm, p_.ml, p_.ms)));
-        Value* n = b_.CreateAdd(n0, c32(fragment_offset(j, l_.fvn, p_.nl, p_.ns)));
+        Value* m = b_.CreateAdd(m0, cell_row(i));
+        Value* n = b_.CreateAdd(n0, cell_column(j));
         Value* acc = half_acc_ ? b_.CreateExtractElement(b_.CreateLoad(acc_, acc_cells_[(i / 2) * p_.ns + j]), i % 2)
                                : b_.CreateLoad(acc_, acc_cells_[i * p_.ns + j]);
         f(m, n, acc);
@@ -136,8 +136,8 @@ void GemmEmitter::epilogue() {
     llvm::Type* chunk_type = vec(elem_, l_.fvm);
     for (int j = 0; j < p_.ns; ++j)
       for (int i = 0; i < p_.ms; i += l_.fvm) {
-        Value* m = b_.CreateAdd(m0, c32(fragment_offset(i, l_.fvm, p_.ml, p_.ms)));
-        Value* n = b_.CreateAdd(n0, c32(fragment_offset(j, l_.fvn, p_.nl, p_.ns)));
+        Value* m = b_.CreateAdd(m0, cell_row(i));
+        Value* n = b_.CreateAdd(n0, cell_column(j));
         Value* pred = inside(m, n);
         Value* old = nullptr;
         if (read_c)

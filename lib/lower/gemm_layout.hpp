@@ -25,11 +25,13 @@ struct GemmLayout {
     elem = static_cast<int>(ir::size_of(dtype));
     acc_elem = dtype == ir::DType::f64 ? 8 : (dtype == ir::DType::f16 && !p.acc32 ? 2 : 4);
     threads = p.threads();
-    fvm = std::max(1, std::min(p.ms, 16 / elem));
-    fvn = std::max(1, std::min(p.ns, 16 / elem));
+    // Tensor-core fragments come from ldmatrix, not from per-thread vector reads.
+    fvm = p.tc ? 1 : std::max(1, std::min(p.ms, 16 / elem));
+    fvn = p.tc ? 1 : std::max(1, std::min(p.ns, 16 / elem));
     // A transposed tile is written one element per row: a 16-byte pad spreads those rows over banks.
-    pad_a = a_trans ? 16 / elem : 0;
-    pad_b = b_trans ? 0 : 16 / elem;
+    // ldmatrix reads 8 rows of 16 bytes at once: the pad puts them in distinct banks too.
+    pad_a = a_trans || p.tc ? 16 / elem : 0;
+    pad_b = !b_trans || p.tc ? 16 / elem : 0;
     pitch_a = p.ml + pad_a;
     pitch_b = p.nl + pad_b;
     stage_a = p.u * pitch_a;

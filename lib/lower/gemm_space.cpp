@@ -41,6 +41,7 @@ GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device)
   GemmParams p;
   p.acc32 = 1;
   p.kg = 1, p.sw = 1;
+  const int max_tc = problem.dtype == ir::DType::f16 && device.sm >= 80 ? 1 : 0;
   for (int ml : {16, 32, 64, 128, 256})
     for (int nl : {16, 32, 64, 128, 256})
       for (int ms : {1, 2, 4, 8, 16})
@@ -53,12 +54,13 @@ GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device)
               for (int ks : {1, 2})
                 for (int va : {1, 2, 4, 8})
                   for (int vb : {1, 2, 4, 8})
-                    for (int db : {0, 1}) {
-                      p.u = u, p.ks = ks, p.va = va, p.vb = vb, p.db = db;
-                      p.la = widest(problem.a_trans ? p.u : p.ml, p.va, threads);
-                      p.lb = widest(problem.b_trans ? p.nl : p.u, p.vb, threads);
-                      if (gemm_legal(problem, p, device)) space.bases.push_back(p);
-                    }
+                    for (int db : {0, 1})
+                      for (int tc = 0; tc <= max_tc; ++tc) {
+                        p.u = u, p.ks = ks, p.va = va, p.vb = vb, p.db = db, p.tc = tc;
+                        p.la = widest(problem.a_trans ? p.u : p.ml, p.va, threads);
+                        p.lb = widest(problem.b_trans ? p.nl : p.u, p.vb, threads);
+                        if (gemm_legal(problem, p, device)) space.bases.push_back(p);
+                      }
           }
   // The splits of a base set with this U: KG and SW only meet the K tiles and the grid limits.
   for (int u : u_values) {

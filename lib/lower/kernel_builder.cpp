@@ -178,6 +178,29 @@ void TiledKernelBuilder::thread_coordinates() {
   tm_ = b_.CreateURem(tid_, c32(tm_count));
   tn_ = b_.CreateURem(b_.CreateUDiv(tid_, c32(tm_count)), c32(tn_count));
   tk_ = b_.CreateUDiv(tid_, c32(tm_count * tn_count));
+  if (t_.tc) {
+    // A warp takes an (8 MS) x (4 NS) tile; the warps of a group tile the block along M first.
+    Value* warp = b_.CreateUDiv(b_.CreateURem(tid_, c32(tm_count * tn_count)), c32(32));
+    int warps_m = tm_count / 8;
+    wm_ = b_.CreateURem(warp, c32(warps_m));
+    wn_ = b_.CreateUDiv(warp, c32(warps_m));
+    lane_ = b_.CreateURem(tid_, c32(32));
+    group_ = b_.CreateUDiv(lane_, c32(4));
+    quad_ = b_.CreateURem(lane_, c32(4));
+  }
+}
+
+// Cell (i, j) of a TC=1 thread: i = 2 (16-row mma tile) + (lower 8 rows), j = 2 (8-column mma
+// tile) + (second of the thread's column pair), as mma.sync's accumulator fragment places them.
+llvm::Value* TiledKernelBuilder::cell_row(int i) {
+  if (!t_.tc) return b_.CreateAdd(b_.CreateMul(tm_, c32(l_.fvm)), c32(fragment_offset(i, l_.fvm, t_.ml, t_.ms)));
+  return b_.CreateAdd(b_.CreateMul(wm_, c32(8 * t_.ms)), b_.CreateAdd(group_, c32(16 * (i / 2) + 8 * (i % 2))));
+}
+
+llvm::Value* TiledKernelBuilder::cell_column(int j) {
+  if (!t_.tc) return b_.CreateAdd(b_.CreateMul(tn_, c32(l_.fvn)), c32(fragment_offset(j, l_.fvn, t_.nl, t_.ns)));
+  return b_.CreateAdd(b_.CreateMul(wn_, c32(4 * t_.ns)),
+                      b_.CreateAdd(b_.CreateMul(quad_, c32(2)), c32(8 * (j / 2) + j % 2)));
 }
 
 void TiledKernelBuilder::allocate_accumulators() {
@@ -215,7 +238,60 @@ void TiledKernelBuilder::store_tile(Value* stage) {
   store(l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, b_k_contiguous_, slots_b_, t_.lb, pre_b_, t_.vb);
 }
 
+// Per 16-deep step, each warp loads its A fragments (16 x 16, one ldmatrix.x4.trans each) and B
+// fragments (16 x 16 as two 16 x 8, one ldmatrix.x4.trans each) from the K-major shared tiles, then
+// issues (MS/2) x (NS/2) mma.sync.m16n8k16 with f32 accumulators. In ldmatrix.x4, lanes 8q..8q+7
+// give the row addresses of matrix q; .trans hands each thread the (k, k+1) pair at its row g.
+void TiledKernelBuilder::compute_stage_mma(Value* stage) {
+  int steps = t_.u / t_.kl;
+  Value* k_first = b_.CreateMul(tk_, c32(steps));
+  Value* q = b_.CreateUDiv(lane_, c32(8));
+  Value* r = b_.CreateURem(lane_, c32(8));
+  Value* q_low = b_.CreateURem(q, c32(2));
+  Value* q_high = b_.CreateUDiv(q, c32(2));
+  // A: matrix q covers K rows 8 (q / 2) and M columns 8 (q % 2) of a 16 x 16 tile.
+  Value* a_lane = b_.CreateAdd(
+      b_.CreateMul(b_.CreateAdd(k_first, b_.CreateAdd(b_.CreateMul(q_high, c32(8)), r)), c32(l_.pitch_a)),
+      b_.CreateAdd(b_.CreateMul(wm_, c32(8 * t_.ms)), b_.CreateMul(q_low, c32(8))));
+  Value* a_base = b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_a)), a_lane);
+  // B: matrix q covers K rows 8 (q % 2) and N columns 8 (q / 2): registers 0-1 and 2-3 are two n8 tiles.
+  Value* b_lane = b_.CreateAdd(
+      b_.CreateMul(b_.CreateAdd(k_first, b_.CreateAdd(b_.CreateMul(q_low, c32(8)), r)), c32(l_.pitch_b)),
+      b_.CreateAdd(b_.CreateMul(wn_, c32(4 * t_.ns)), b_.CreateMul(q_high, c32(8))));
+  Value* b_base = b_.CreateAdd(
+      b_.CreateAdd(c32(l_.stages * l_.stage_a), b_.CreateMul(stage, c32(l_.stage_b))), b_lane);
+  llvm::Type* half2 = llvm::FixedVectorType::get(elem_, 2);
+  auto ldmatrix = [&](Value* index) {
+    Value* ptr = gep(elem_, smem_, index);
+    Value* regs = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, {ptr->getType()}, {ptr});
+    std::vector<Value*> out;
+    for (unsigned e = 0; e < 4; ++e) out.push_back(b_.CreateBitCast(b_.CreateExtractValue(regs, e), half2));
+    return out;
+  };
+  for (int step = 0; step < steps; step += 16) {
+    if (step > 0) memory_fence();
+    std::vector<std::vector<Value*>> a, bv;
+    for (int it = 0; it < t_.ms / 2; ++it) a.push_back(ldmatrix(b_.CreateAdd(a_base, c32(step * l_.pitch_a + 16 * it))));
+    for (int jp = 0; jp < t_.ns / 4; ++jp) {
+      std::vector<Value*> pair = ldmatrix(b_.CreateAdd(b_base, c32(step * l_.pitch_b + 16 * jp)));
+      bv.push_back({pair[0], pair[1]});
+      bv.push_back({pair[2], pair[3]});
+    }
+    for (int it = 0; it < t_.ms / 2; ++it)
+      for (int jt = 0; jt < t_.ns / 2; ++jt) {
+        llvm::AllocaInst* cells[4] = {acc_cells_[(2 * it) * t_.ns + 2 * jt], acc_cells_[(2 * it) * t_.ns + 2 * jt + 1],
+                                      acc_cells_[(2 * it + 1) * t_.ns + 2 * jt],
+                                      acc_cells_[(2 * it + 1) * t_.ns + 2 * jt + 1]};
+        std::vector<Value*> args = {a[it][0], a[it][1], a[it][2], a[it][3], bv[jt][0], bv[jt][1]};
+        for (auto* cell : cells) args.push_back(b_.CreateLoad(acc_, cell));
+        Value* d = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32, {}, args);
+        for (unsigned e = 0; e < 4; ++e) b_.CreateStore(b_.CreateExtractValue(d, e), cells[e]);
+      }
+  }
+}
+
 void TiledKernelBuilder::compute_stage(Value* stage) {
+  if (t_.tc) return compute_stage_mma(stage);
   int steps = t_.u / t_.kl;
   Value* k_first = b_.CreateMul(tk_, c32(steps));
   Value* a_base = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_a)), b_.CreateMul(k_first, c32(l_.pitch_a))),

@@ -95,8 +95,12 @@ class TiledKernelBuilder : public KernelBuilder {
   // Writes the prefetch registers into shared-memory stage `stage`, transposing where the global
   // contiguous axis is K.
   void store_tile(Value* stage);
-  // Accumulates stage `stage`'s outer products.
+  // Accumulates stage `stage`'s outer products (or, TC=1, its warp-level mma.sync products).
   void compute_stage(Value* stage);
+  void compute_stage_mma(Value* stage);
+  // Where accumulator cell (i, j) of this thread lies in the block's ML x NL tile: row and column.
+  Value* cell_row(int i);
+  Value* cell_column(int j);
   // Warp groups 1..KL-1 hand their partial sums to group 0 through shared memory.
   void reduce_warp_groups();
   // The stages of [k_begin_, k_end_): `total` of them, the first `full` without K tail.
@@ -110,6 +114,8 @@ class TiledKernelBuilder : public KernelBuilder {
   bool a_k_contiguous_, b_k_contiguous_, half_acc_;
   llvm::Type *acc_, *acc_scalar_;
   Value *tid_ = nullptr, *tm_ = nullptr, *tn_ = nullptr, *tk_ = nullptr;
+  // TC=1: the warp's tile position (in warp tiles) and the lane's mma coordinates: lane / 4, lane % 4.
+  Value *wm_ = nullptr, *wn_ = nullptr, *lane_ = nullptr, *group_ = nullptr, *quad_ = nullptr;
   Value *k_begin_ = nullptr, *k_end_ = nullptr;
   std::vector<LoadSlot> slots_a_, slots_b_;
   std::vector<llvm::AllocaInst*> pre_a_, pre_b_;  // per slot: the prefetched vector

@@ -21,6 +21,7 @@ constexpr int vector_values[] = {1, 2, 4, 8};
 constexpr int db_values[] = {0, 1};
 constexpr int sw_values[] = {1, 8};
 constexpr int acc_values[] = {32, 16};
+constexpr int tc_values[] = {0, 1};
 
 using P = GemmSampler::Parameter;
 
@@ -41,6 +42,7 @@ lower::GemmParams assemble(const std::array<int, GemmSampler::parameter_count>& 
   p.ml = v(P::ML), p.nl = v(P::NL), p.ms = v(P::MS), p.ns = v(P::NS), p.u = v(P::U), p.ks = v(P::KS);
   p.kl = v(P::KL), p.kg = v(P::KG), p.va = v(P::VA), p.vb = v(P::VB), p.db = v(P::DB), p.sw = v(P::SW);
   p.acc32 = problem.dtype == ir::DType::f16 ? int(v(P::ACC) == 32) : 1;
+  p.tc = problem.dtype == ir::DType::f16 ? v(P::TC) : 0;
   fit_load_layouts(problem, p);
   return p;
 }
@@ -49,7 +51,7 @@ lower::GemmParams assemble(const std::array<int, GemmSampler::parameter_count>& 
 
 std::string_view GemmSampler::name(Parameter p) {
   static constexpr std::string_view names[] = {"ML", "NL", "MS", "NS", "U",  "KS", "KL",
-                                               "KG", "VA", "VB", "DB", "SW", "ACC"};
+                                               "KG", "VA", "VB", "DB", "SW", "ACC", "TC"};
   if (p < 0 || p >= parameter_count) throw InvalidArgument(fmt::format("GemmSampler: no parameter {}", int(p)));
   return names[p];
 }
@@ -69,6 +71,7 @@ std::span<const int> GemmSampler::values(Parameter p) {
     case DB: return db_values;
     case SW: return sw_values;
     case ACC: return acc_values;
+    case TC: return tc_values;
     default: break;
   }
   throw InvalidArgument(fmt::format("GemmSampler: no parameter {}", int(p)));
@@ -95,7 +98,7 @@ std::optional<lower::GemmParams> GemmSampler::sample(const ir::Gemm& problem, st
   std::array<int, parameter_count> index{};
   for (int n = 0; n < max_proposals; ++n) {
     for (int p = 0; p < parameter_count; ++p) {
-      if (p == ACC && !f16) continue;  // no draw: the sequence of other dtypes does not depend on ACC
+      if ((p == ACC || p == TC) && !f16) continue;  // no draw: the sequence of other dtypes does not depend on ACC
       index[std::size_t(p)] = draw_index(uniform01(rng), options_.alpha, counts_[std::size_t(p)], totals_[std::size_t(p)]);
     }
     lower::GemmParams params = assemble(index, problem);
@@ -104,7 +107,7 @@ std::optional<lower::GemmParams> GemmSampler::sample(const ir::Gemm& problem, st
     if (!lower::gemm_legal(problem, params, device_)) continue;
     ++accepted_;
     for (int p = 0; p < parameter_count; ++p) {
-      if (p == ACC && !f16) continue;
+      if ((p == ACC || p == TC) && !f16) continue;
       ++counts_[std::size_t(p)][std::size_t(index[std::size_t(p)])];
       ++totals_[std::size_t(p)];
     }
@@ -116,7 +119,7 @@ std::optional<lower::GemmParams> GemmSampler::sample(const ir::Gemm& problem, st
 lower::GemmParams uniform_gemm_proposal(const ir::Gemm& problem, std::mt19937_64& rng) {
   std::array<int, GemmSampler::parameter_count> index{};
   for (int p = 0; p < GemmSampler::parameter_count; ++p) {
-    if (p == GemmSampler::ACC && problem.dtype != ir::DType::f16) continue;
+    if ((p == GemmSampler::ACC || p == GemmSampler::TC) && problem.dtype != ir::DType::f16) continue;
     const auto n = GemmSampler::values(P(p)).size();
     index[std::size_t(p)] = std::min(int(uniform01(rng) * double(n)), int(n) - 1);
   }

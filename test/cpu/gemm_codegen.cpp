@@ -70,7 +70,7 @@ GemmParams with(GemmParams p, const char* text) {
         {"ML", &GemmParams::ml}, {"NL", &GemmParams::nl}, {"MS", &GemmParams::ms}, {"NS", &GemmParams::ns},
         {"U", &GemmParams::u},   {"KS", &GemmParams::ks}, {"KL", &GemmParams::kl}, {"KG", &GemmParams::kg},
         {"VA", &GemmParams::va}, {"VB", &GemmParams::vb}, {"LA", &GemmParams::la}, {"LB", &GemmParams::lb},
-        {"DB", &GemmParams::db}, {"SW", &GemmParams::sw}, {"ACC", &GemmParams::acc32}};
+        {"DB", &GemmParams::db}, {"SW", &GemmParams::sw}, {"ACC", &GemmParams::acc32}, {"TC", &GemmParams::tc}};
     auto field = fields.at(key);
     p.*field = one.*field;
   }
@@ -90,10 +90,11 @@ TEST_CASE("GEMM parameters print in one order and parse back") {
   GemmParams p;
   p.ml = 128, p.nl = 32, p.ms = 8, p.ns = 2, p.u = 16, p.ks = 2, p.kl = 4, p.kg = 8, p.va = 4, p.vb = 2;
   p.la = 16, p.lb = 8, p.db = 0, p.sw = 8, p.acc32 = 0;
-  CHECK(p.str() == "ML=128,NL=32,MS=8,NS=2,U=16,KS=2,KL=4,KG=8,VA=4,VB=2,LA=16,LB=8,DB=0,SW=8,ACC=16");
+  CHECK(p.str() == "ML=128,NL=32,MS=8,NS=2,U=16,KS=2,KL=4,KG=8,VA=4,VB=2,LA=16,LB=8,DB=0,SW=8,ACC=16,TC=0");
   CHECK(lower::parse_gemm_params(p.str()) == p);
-  p.acc32 = 1;
-  CHECK(p.str().ends_with(",ACC=32"));
+  p.acc32 = 1, p.tc = 1;
+  CHECK(p.str().ends_with(",ACC=32,TC=1"));
+  CHECK(lower::parse_gemm_params(p.str()) == p);
 
   SUBCASE("keys in any order, missing keys keep their defaults") {
     GemmParams q = lower::parse_gemm_params("NL=32,ACC=16,ML=128");
@@ -113,6 +114,7 @@ TEST_CASE("GEMM parameters print in one order and parse back") {
                                      &GemmParams::la, &GemmParams::lb, &GemmParams::db, &GemmParams::sw})
         r.*field = rng.pick(values);
       r.acc32 = static_cast<int>(rng.below(2));
+      r.tc = static_cast<int>(rng.below(2));
       std::string text = r.str();
       CAPTURE(text);
       GemmParams back = lower::parse_gemm_params(text);
@@ -269,7 +271,7 @@ TEST_CASE("legality: the register estimate against the per-thread and per-block 
   int regs = lower::estimate_gemm_registers(DType::f32, false, false, fat);
   CHECK(regs > 255);
   CHECK_REJECTED(params_f32(fat), "an estimated " + std::to_string(regs) +
-                                     " registers per thread (+24 of margin) exceed the budget of 255 for 64 threads");
+                                     " registers per thread (+46 of margin) exceed the budget of 255 for 64 threads");
   // f64 doubles the accumulators: 8 x 8 f64 is 128 registers, and more than 255 with everything else at 16 x 8.
   GemmParams f64 = lower::parse_gemm_params("ML=128,NL=64,MS=16,NS=8,U=8,VA=1,VB=1,LA=64,LB=8");
   int regs64 = lower::estimate_gemm_registers(DType::f64, false, false, f64);
@@ -280,20 +282,27 @@ TEST_CASE("legality: the register estimate against the per-thread and per-block 
   GemmParams wide = lower::parse_gemm_params("ML=128,NL=128,MS=4,NS=4,U=8,VA=1,VB=1,LA=128,LB=8");
   int wide_regs = lower::estimate_gemm_registers(DType::f32, false, false, wide);
   CHECK_REJECTED(params_f32(wide), "an estimated " + std::to_string(wide_regs) +
-                                       " registers per thread (+24 of margin) exceed the budget of 64 for 1024 threads");
+                                       " registers per thread (+46 of margin) exceed the budget of 64 for 1024 threads");
   GemmParams narrow = lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=4,U=8,VA=1,VB=1,LA=64,LB=8");
   CHECK_LEGAL(params_f32(narrow));
   lower::DeviceLimits half;
-  half.registers_per_block = 16384;  // 64 per thread at 256 threads, under 76 + 24
+  half.registers_per_block = 16384;  // 64 per thread at 256 threads, under 76 + 46
   CHECK_REJECTED(params_f32(narrow, half), "exceed the budget of 64 for 256 threads");
   lower::DeviceLimits tight;
   tight.max_registers_per_thread = 32;
   CHECK_REJECTED(params_f32(base_params(), tight), "exceed the budget of 32");
   // Live data over 70% of the budget is refused even when the estimate fits: such sets spilled.
-  // 128 accumulators + 2 x 24 fragments + 16 prefetched + 8 addresses = 200 > 70% of 255.
-  GemmParams live = lower::parse_gemm_params("ML=128,NL=128,MS=16,NS=8,U=8,KS=2,VA=4,VB=4,LA=32,LB=32");
-  CHECK(lower::estimate_gemm_registers(DType::f32, false, true, live) + 24 <= 255);
-  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, true, live, {}), "200 registers of accumulators");
+  // 128 accumulators + 2 x 24 fragments + 8 address registers = 184 > 70% of 255 (128 threads).
+  GemmParams live = lower::parse_gemm_params("ML=128,NL=128,MS=16,NS=8,U=8,KS=2,VA=4,VB=4,LA=32,LB=32,DB=0");
+  CHECK(lower::estimate_gemm_registers(DType::f32, false, true, live) + 46 <= 255);
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, true, live, {}), "184 registers of accumulators");
+  // 128 accumulator registers with a warp-group split spilled in the ptxas sweeps.
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, true, with(live, "KS=1,KL=2,U=16"), {}),
+                 "KL=2 with MS x NS = 128 accumulators (128 registers) per thread");
+  // The fastest f32 set at 4096^3 on the H100 stays legal: an estimate of 208 against 255.
+  GemmParams big = lower::parse_gemm_params("ML=128,NL=128,MS=16,NS=8,U=8,VA=4,VB=4,LA=32,LB=32");
+  CHECK(lower::estimate_gemm_registers(DType::f32, false, true, big) == 208);
+  CHECK_LEGAL(lower::check_gemm_params(DType::f32, false, true, big, {}));
   // The estimate grows with what a thread holds.
   GemmParams b = base_params();
   CHECK(lower::estimate_gemm_registers(DType::f32, false, false, with(b, "MS=8,NS=8")) >
@@ -316,6 +325,36 @@ TEST_CASE("legality: f16 accumulation needs an even MS, bf16 is not available") 
                      "bf16 GEMM needs the tensor-core template, which is not available yet: use f16, f32 or f64");
   CHECK_REJECTED(lower::check_gemm(ir::dense_gemm(DType::bf16, 256, 256, 256, false, false), base_params()),
                  "bf16 GEMM needs the tensor-core template");
+}
+
+TEST_CASE("legality: TC=1 (tensor cores) needs f16, sm_80, f32 accumulation and mma-shaped warp tiles") {
+  // 8 x 4 warps' threads of 8 MS x 4 NS each: a 128 x 128 tile of 256 threads, U = 32.
+  GemmParams t = lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=8,U=32,VA=8,VB=8,LA=16,LB=4,TC=1");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, t, {}));
+  CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, with(t, "KL=2,NL=64"), {}));
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, with(t, "VA=4,VB=4,LA=32,LB=8"), {}),
+                 "TC=1 (tensor cores) is implemented for f16 only, not f32");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, t, {.sm = 75}),
+                 "TC=1 needs mma.sync.m16n8k16, sm_80 or newer, not sm_75");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "ACC=16"), {}), "ACC must be 32");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "KS=2"), {}), "KS=2 must be 1");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "NS=2,NL=64"), {}),
+                 "NS=2 a multiple of 4");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "ML=64,MS=16"), {}),
+                 "ML/MS=4 must be a multiple of 8");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "MS=4,NL=16"), {}),
+                 "NL/NS=2 a multiple of 4");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "U=16,KL=2"), {}),
+                 "U/KL=16/2 must be a multiple of 16");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "TC=2"), {}), "TC=2 must be 0 or 1");
+  // The space lists TC=1 sets for f16 on sm_80+, and only there.
+  auto count_tc = [](DType dtype, int sm) {
+    auto space = lower::gemm_space(ir::dense_gemm(dtype, 1024, 1024, 1024, false, false), {.sm = sm});
+    return std::count_if(space.begin(), space.end(), [](const GemmParams& p) { return p.tc == 1; });
+  };
+  CHECK(count_tc(DType::f16, 90) > 100);
+  CHECK(count_tc(DType::f16, 75) == 0);
+  CHECK(count_tc(DType::f32, 90) == 0);
 }
 
 TEST_CASE("legality against a problem: vector widths, leading dimensions, batch strides, alignment") {
@@ -539,7 +578,7 @@ Cell draw_cell(const ir::Gemm& problem, int count, std::uint64_t seed, int parit
   // since gemm_space enumerates ACC=32 alone).
   auto stratum = [](const GemmParams& p, int acc32) {
     int tile = p.ml * p.nl <= 32 * 32 ? 0 : p.ml * p.nl <= 64 * 64 ? 1 : p.ml * p.nl <= 128 * 64 ? 2 : 3;
-    return std::make_tuple(p.kg > 1, p.kl > 1, p.db, acc32, tile, p.ks > 1, std::max(p.va, p.vb) > 1);
+    return std::make_tuple(p.kg > 1, p.kl > 1, p.db, acc32, tile, p.ks > 1, std::max(p.va, p.vb) > 1, p.tc);
   };
   std::map<decltype(stratum(GemmParams{}, 1)), std::vector<std::uint32_t>> buckets;
   for (std::size_t i = 0; i < space.size(); ++i) {
@@ -632,6 +671,7 @@ TEST_CASE("ptxas sweep: 500+ legal parameter sets over every dtype and layout as
   auto db1 = count_if([](auto& j) { return j.params.db == 1; });
   auto acc16 = count_if([](auto& j) { return j.problem.dtype == DType::f16 && !j.params.acc32; });
   auto acc32 = count_if([](auto& j) { return j.problem.dtype == DType::f16 && j.params.acc32; });
+  auto tc = count_if([](auto& j) { return j.params.tc == 1; });
   auto sm80 = count_if([](auto& j) { return j.target.sm == 80; });
   auto sm90 = count_if([](auto& j) { return j.target.sm == 90; });
   CHECK(jobs.size() >= 500);
@@ -643,6 +683,7 @@ TEST_CASE("ptxas sweep: 500+ legal parameter sets over every dtype and layout as
   CHECK(db1 > 0);
   CHECK(acc16 > 0);
   CHECK(acc32 > 0);
+  CHECK(tc > 0);
   CHECK(sm80 > 0);
   CHECK(sm90 > 0);
   for (const SweepJob& j : jobs) {

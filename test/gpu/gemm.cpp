@@ -84,6 +84,44 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
+// Tensor-core (TC=1) f16 kernels: random TC sets of the space for every layout and awkward size, with
+// warp-group (KL) and block (KG) splits where the problem allows them.
+std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
+  std::vector<Case> cases;
+  if (limits.sm < 80) return cases;
+  std::mt19937_64 rng(80);
+  struct Shape {
+    std::int64_t m, n, k, batch, pad;
+  };
+  const Shape shapes[] = {
+      {1, 1, 1, 1, 0},     {37, 53, 61, 1, 0},    {65, 17, 33, 1, 4},   {128, 128, 1, 1, 0},
+      {31, 29, 60000, 1, 0}, {257, 129, 97, 1, 0}, {64, 64, 128, 3, 4}, {129, 65, 2053, 1, 0},
+  };
+  for (int layout = 0; layout < 4; ++layout)
+    for (const Shape& s : shapes) {
+      bool at = layout & 1, bt = layout & 2;
+      ir::Gemm g = padded(ir::DType::f16, s.m, s.n, s.k, at, bt, s.batch, s.pad);
+      std::vector<lower::GemmParams> tc, warp_split;
+      for (const auto& p : lower::gemm_space(g, limits)) {
+        if (p.tc) tc.push_back(p);
+        if (p.tc && p.kl > 1) warp_split.push_back(p);
+      }
+      REQUIRE_MESSAGE(!tc.empty(), "no TC=1 parameters for " << ir::to_string(g));
+      auto any = [&](const std::vector<lower::GemmParams>& from) {
+        return from[std::uniform_int_distribution<size_t>(0, from.size() - 1)(rng)];
+      };
+      for (int i = 0; i < 3; ++i)
+        cases.push_back({g, 1.25, i % 2 ? 0.0 : -0.75, any(tc), lower::SplitMode::atomic});
+      if (!warp_split.empty()) cases.push_back({g, 0.5, 2.0, any(warp_split), lower::SplitMode::atomic});
+      auto split = any(tc);
+      split.kg = 4;
+      if (lower::check_gemm(g, split, limits))
+        for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
+          cases.push_back({g, -0.5, 0.5, split, mode});
+    }
+  return cases;
+}
+
 // Runs one case on the GPU and compares every element of C (padding included) with the reference.
 void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   const ir::Gemm& g = c.problem;
@@ -121,7 +159,9 @@ void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   ir::DType accumulation = g.dtype == ir::DType::f16 && !c.params.acc32 ? ir::DType::f16
                            : g.dtype == ir::DType::f64                  ? ir::DType::f64
                                                                         : ir::DType::f32;
-  std::int64_t terms = g.k + c.params.kg + 2;
+  // Tensor cores round their f32 sums toward zero, not to nearest: twice the unit roundoff, counted
+  // here as twice the terms.
+  std::int64_t terms = (c.params.tc ? 2 : 1) * (g.k + c.params.kg + 2);
   // Atomic KG splits add their partial sums in C's own type, after C was scaled by beta.
   int output_roundings = c.params.kg > 1 && c.mode == lower::SplitMode::atomic ? c.params.kg + 2 : 1;
   auto bound_at = [&](std::size_t i) {
@@ -174,13 +214,26 @@ TEST_CASE("GEMM: every dtype, layout, awkward size and split mode matches the fl
   compile_and_check(make_cases(device_limits(runtime::device_info(0))));
 }
 
-// A twelfth of the cases, small enough to run under compute-sanitizer:
+TEST_CASE("GEMM TC=1: f16 tensor-core kernels match the float64 reference in every layout and awkward size") {
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm < 80) {
+    MESSAGE("skipped: TC=1 needs sm_80 or newer, this device is sm_" << limits.sm);
+    return;
+  }
+  compile_and_check(make_tc_cases(limits));
+}
+
+// A twelfth of the cases (and a sixth of the TC=1 cases), small enough to run under compute-sanitizer:
 //   compute-sanitizer --tool memcheck test_gpu_gemm -tc="*sample*"
 TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
-  auto all = make_cases(device_limits(runtime::device_info(0)));
+  const auto limits = device_limits(runtime::device_info(0));
+  auto all = make_cases(limits);
   std::vector<Case> sample;
   for (size_t i = 0; i < all.size(); i += 12)
     if (all[i].problem.k < 10000) sample.push_back(all[i]);
+  auto tc = make_tc_cases(limits);
+  for (size_t i = 0; i < tc.size(); i += 6)
+    if (tc[i].problem.k < 10000) sample.push_back(tc[i]);
   compile_and_check(sample);
 }
 

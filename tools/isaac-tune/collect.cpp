@@ -85,7 +85,7 @@ struct CollectFlags {
   ShapeOptions shapes;       // GEMM
   ConvShapeOptions conv;     // CONV
   std::int64_t n_min = 0, n_max = 0, k_min = 0, k_max = 0;  // N and K of either template (0: its default)
-  double alpha = 1.0, uniform_share = 0.0;
+  double alpha = 1.0, uniform_share = 0.0, tc_share = 0.0;
   int max_proposals = 100000;
   int sm = 90;  // --compile-only: the target and H100-like limits
   int ordinal = 0;
@@ -159,9 +159,9 @@ std::unique_ptr<Collector> make_collector(const CollectFlags& f, const lower::De
   const bool conv = f.template_name == "conv";
   if (!conv && f.template_name != "gemm")
     throw InvalidArgument(fmt::format("--template {}: gemm or conv", f.template_name));
-  static const char* const gemm_only[] = {"m-min", "m-max", "max-mnk", "alpha", "uniform-share", "max-proposals"};
+  static const char* const gemm_only[] = {"m-min", "m-max", "max-mnk", "alpha", "uniform-share", "tc-share", "max-proposals"};
   static const char* const conv_only[] = {"c-min", "c-max", "pq-min", "pq-max", "max-flops", "max-elements"};
-  for (const char* name : conv ? gemm_only : conv_only)
+  for (const char* name : conv ? std::span<const char* const>(gemm_only) : std::span<const char* const>(conv_only))
     if (f.given.count(name))
       throw InvalidArgument(fmt::format("--{} applies to --template {} only", name, conv ? "gemm" : "conv"));
   auto range = [&](const char* name, std::int64_t value, std::int64_t& field) {
@@ -191,6 +191,7 @@ std::unique_ptr<Collector> make_collector(const CollectFlags& f, const lower::De
   po.seed = f.seed;
   po.alpha = f.alpha;
   po.uniform_share = f.uniform_share;
+  po.tc_share = f.tc_share;
   po.max_proposals = f.max_proposals;
   po.device = device;
   return make_gemm_collector(po);
@@ -437,6 +438,10 @@ void add_collect_command(CLI::App& app) {
   cmd->add_option("--uniform-share", f->uniform_share, "gemm: fraction of the rows drawn uniformly over the legal "
                                                        "space instead of by the learned sampler (which favours small "
                                                        "tiles)")->capture_default_str();
+  cmd->add_option("--tc-share", f->tc_share, "gemm, f16: fraction of the rows drawn uniformly over the tensor-core "
+                                             "(TC=1) sets alone")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--max-proposals", f->max_proposals, "gemm: sampler proposals per parameter set before a row is "
                                                        "'illegal'")->capture_default_str();
   // CONV only.

@@ -72,9 +72,9 @@ ir::Gemm random_gemm(const ShapeOptions& o, std::mt19937_64& rng) {
 
 std::string PlanOptions::signature() const {
   return fmt::format("template=gemm seed={} dtypes={} per-shape={} m={}..{} n={}..{} k={}..{} max-mnk={} alpha={} uniform-share={} "
-                     "max-proposals={} sm={} threads={} smem={} regs={}",
+                     "tc-share={} max-proposals={} sm={} threads={} smem={} regs={}",
                      seed, dtype_list(shapes.dtypes), per_shape, shapes.m_min, shapes.m_max, shapes.n_min, shapes.n_max,
-                     shapes.k_min, shapes.k_max, shapes.max_mnk, alpha, uniform_share, max_proposals, device.sm,
+                     shapes.k_min, shapes.k_max, shapes.max_mnk, alpha, uniform_share, tc_share, max_proposals, device.sm,
                      device.max_threads_per_block, device.max_shared_per_block, device.registers_per_block);
 }
 
@@ -101,7 +101,16 @@ PlanRow Plan::next() {
   row.problem = shape_;
   // The mix draws from its own engine, so that uniform_share = 0 leaves the learned rows unchanged.
   row.uniform = options_.uniform_share > 0 && uniform01(mix_rng_) < options_.uniform_share;
-  if (row.uniform) {
+  const bool tensor_cores =
+      shape_.dtype == ir::DType::f16 && options_.tc_share > 0 && uniform01(mix_rng_) < options_.tc_share;
+  if (tensor_cores) {
+    row.uniform = true;
+    for (int n = 0; n < options_.max_proposals && !row.params; ++n) {
+      lower::GemmParams p = uniform_gemm_proposal(shape_, mix_rng_);
+      p.tc = 1, p.acc32 = 1, p.ks = 1;  // what TC=1 requires, so that fewer proposals are refused
+      if (lower::gemm_legal(shape_, p, options_.device)) row.params = p;
+    }
+  } else if (row.uniform) {
     for (int n = 0; n < options_.max_proposals && !row.params; ++n) {
       const lower::GemmParams p = uniform_gemm_proposal(shape_, mix_rng_);
       if (lower::gemm_legal(shape_, p, options_.device)) row.params = p;

@@ -483,7 +483,7 @@ struct kernel_info {
   const char* dtype;      // "f16", "f32" or "f64"
   bool a_trans, b_trans;  // the layout, as BLAS transposition flags
   bool deterministic;     // with KG > 1: partial sums in a workspace, reduced by a second kernel
-  int ml, nl, ms, ns, u, ks, kl, kg, va, vb, la, lb, db, sw, acc32;
+  int ml, nl, ms, ns, u, ks, kl, kg, va, vb, la, lb, db, sw, acc32, tc;
   int elem_bytes;
   int threads;            // block of the main kernel
   int shared_bytes;       // its dynamic shared memory
@@ -1059,7 +1059,7 @@ std::string write_header(const ExportFlags& flags, const lower::Target& target, 
     }
   }
   out += "\n}  // namespace detail\n\n";
-  out += "// ml, nl, ms, ns, u, ks, kl, kg, va, vb, la, lb, db, sw, acc32 are isaac's GEMM parameters (lower/gemm.hpp).\n";
+  out += "// ml, nl, ms, ns, u, ks, kl, kg, va, vb, la, lb, db, sw, acc32, tc are isaac's GEMM parameters (lower/gemm.hpp).\n";
   out += "inline constexpr kernel_info kernels[kernel_count] = {\n";
   for (size_t i = 0; i < kernels.size(); ++i) {
     const Kernel& k = kernels[i];
@@ -1069,11 +1069,11 @@ std::string write_header(const ExportFlags& flags, const lower::Target& target, 
     const auto pieces = ptx_pieces(k.code.ptx);
     fmt::format_to(w,
                    "    {{{}, {}, \"{}\", {}, {}, {},\n"
-                   "     {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},\n"
+                   "     {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},\n"
                    "     {}, {}, {}, {}, \"{}\", \"{}\", \"{}\", {}, {}, detail::ptx_{}, {}, {}, {}}},\n",
                    string_literal(p.str()), string_literal(how), ir::name(k.problem.dtype), k.problem.a_trans, k.problem.b_trans,
                    p.kg > 1 && k.mode == lower::SplitMode::deterministic, p.ml, p.nl, p.ms, p.ns, p.u, p.ks, p.kl, p.kg,
-                   p.va, p.vb, p.la, p.lb, p.db, p.sw, p.acc32, ir::size_of(k.problem.dtype), k.code.threads,
+                   p.va, p.vb, p.la, p.lb, p.db, p.sw, p.acc32, p.tc, ir::size_of(k.problem.dtype), k.code.threads,
                    k.code.shared_bytes, k.code.helper_threads, k.code.main_name, k.code.prepare_name,
                    k.code.reduce_name, k.registers, k.spill_bytes, i, pieces.size(),
                    k.code.cubin.empty() ? "nullptr" : fmt::format("detail::cubin_{}", i),

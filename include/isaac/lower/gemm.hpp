@@ -25,9 +25,12 @@ struct GemmParams {
   int db = 1;            // double-buffered shared memory (1) or one stage (0)
   int sw = 1;            // block swizzle: consecutive blocks walk SW tiles down M before moving in N
   int acc32 = 1;         // f16 only: accumulate in f32 (1) or in f16x2 (0)
+  // f16 only, sm_80+: each warp multiplies its (8 MS) x (4 NS) tile with tensor-core mma.sync
+  // (m16n8k16, fragments read by ldmatrix) instead of one MS x NS outer product per thread.
+  int tc = 0;
 
   int threads() const { return (ml / ms) * (nl / ns) * kl; }
-  // "ML=64,NL=64,MS=4,NS=4,U=8,KS=1,KL=1,KG=1,VA=1,VB=1,LA=16,LB=16,DB=1,SW=1,ACC=32"
+  // "ML=64,NL=64,MS=4,NS=4,U=8,KS=1,KL=1,KG=1,VA=1,VB=1,LA=16,LB=16,DB=1,SW=1,ACC=32,TC=0"
   std::string str() const;
   bool operator==(const GemmParams&) const = default;
 };
