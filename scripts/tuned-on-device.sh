@@ -7,7 +7,7 @@
 set -uo pipefail
 out=${OUT:?set OUT to the folder that receives the results}
 bin=/tmp/isaac/bin
-export ISAAC_CACHE_DIR=/tmp/isaac-cache
+export ISAAC_CACHE_DIR=${ISAAC_CACHE_DIR:-/tmp/isaac-cache}
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($2)}')
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv || true
 for what in ${TUNED:-gemm conv}; do

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 #include <functional>
 
@@ -42,7 +43,24 @@ class GemmEmitter : public TiledKernelBuilder {
   void emit_reduce();
 
  private:
+  // What the loads of one operand need.
+  struct Operand {
+    Value *base, *ld;
+    bool k_contiguous;
+    const std::vector<Value*>* offset;
+    const std::vector<Value*>* k_in_tile;
+    const std::vector<llvm::AllocaInst*>* prefetch;
+    const std::vector<LoadSlot>* slots;
+    int vector, along, region, stage_size, pitch;
+  };
+  std::array<Operand, 2> operands() {
+    return {Operand{A_, lda_, g_.a_trans, &a_offset_, &a_k_, &pre_a_, &slots_a_, p_.va, p_.la, 0, l_.stage_a, l_.pitch_a},
+            Operand{B_, ldb_, !g_.b_trans, &b_offset_, &b_k_, &pre_b_, &slots_b_, p_.vb, p_.lb,
+                    l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b}};
+  }
+  Value* slot_pointer(const Operand& o, size_t s, Value* tile, bool predicated, Value** in_range);
   void load_tile(Value* tile, bool predicated) override;
+  void copy_tile_async(Value* tile, Value* buffer, bool predicated) override;
   void epilogue() override;
 
   const ir::Gemm& g_;
@@ -56,30 +74,60 @@ class GemmEmitter : public TiledKernelBuilder {
   std::vector<Value*> a_k_, b_k_;                    // per slot: K coordinate within a tile
 };
 
-// Loads stage `tile` of this block's K range into the prefetch registers. The M/N coordinates were
-// clamped once; `predicated` also clamps K and replaces what lies past k_end by zeros.
+// The global address of load slot `s` of stage `tile`. The M/N coordinates were clamped once;
+// `predicated` also clamps K and sets *in_range to whether the slot lies before k_end.
+Value* GemmEmitter::slot_pointer(const Operand& o, size_t s, Value* tile, bool predicated, Value** in_range) {
+  Value* k = b_.CreateAdd(b_.CreateAdd(k_begin_, b_.CreateMul(tile, c32(p_.u))), (*o.k_in_tile)[s]);
+  if (predicated) {
+    *in_range = b_.CreateICmpSLT(k, k_end_);
+    k = b_.CreateSelect(*in_range, k, k_begin_);
+  }
+  Value* k_offset = b_.CreateSExt(k, i64_);
+  if (!o.k_contiguous) k_offset = b_.CreateMul(k_offset, o.ld);
+  return gep(elem_, o.base, b_.CreateAdd((*o.offset)[s], k_offset));
+}
+
+// Loads stage `tile` of this block's K range into the prefetch registers, zeros past k_end where
+// `predicated`.
 void GemmEmitter::load_tile(Value* tile, bool predicated) {
-  Value* k0 = b_.CreateAdd(k_begin_, b_.CreateMul(tile, c32(p_.u)));
-  auto load = [&](Value* base, Value* ld, bool k_contiguous, const std::vector<Value*>& offset,
-                  const std::vector<Value*>& k_in_tile, const std::vector<llvm::AllocaInst*>& pre, int v) {
-    llvm::Type* type = vec(elem_, v);
-    for (size_t s = 0; s < offset.size(); ++s) {
-      Value* k = b_.CreateAdd(k0, k_in_tile[s]);
+  for (const Operand& o : operands()) {
+    llvm::Type* type = vec(elem_, o.vector);
+    for (size_t s = 0; s < o.offset->size(); ++s) {
       Value* in_range = nullptr;
-      if (predicated) {
-        in_range = b_.CreateICmpSLT(k, k_end_);
-        k = b_.CreateSelect(in_range, k, k_begin_);
-      }
-      Value* k_offset = b_.CreateSExt(k, i64_);
-      if (!k_contiguous) k_offset = b_.CreateMul(k_offset, ld);
-      Value* ptr = gep(elem_, base, b_.CreateAdd(offset[s], k_offset));
-      Value* value = b_.CreateAlignedLoad(type, ptr, llvm::Align(v * l_.elem));
+      Value* value = b_.CreateAlignedLoad(type, slot_pointer(o, s, tile, predicated, &in_range),
+                                          llvm::Align(o.vector * l_.elem));
       if (predicated) value = b_.CreateSelect(in_range, value, zero(type));
-      b_.CreateStore(value, pre[s]);
+      b_.CreateStore(value, (*o.prefetch)[s]);
     }
-  };
-  load(A_, lda_, g_.a_trans, a_offset_, a_k_, pre_a_, p_.va);
-  load(B_, ldb_, !g_.b_trans, b_offset_, b_k_, pre_b_, p_.vb);
+  }
+}
+
+// TC=1: each slot's vector goes straight to its place in the shared tile (row = the slot's other
+// coordinate, column = its contiguous one, in either orientation); past k_end nothing is read and
+// the copy zero-fills. cp.async copies 4, 8 or 16 bytes: single f16 elements (V=1, for odd leading
+// dimensions) are loaded and stored by the thread instead, which the pipeline's barrier also covers.
+void GemmEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
+  for (const Operand& o : operands()) {
+    Value* lane = b_.CreateMul(b_.CreateURem(tid_, c32(o.along)), c32(o.vector));
+    Value* row = b_.CreateUDiv(tid_, c32(o.along));
+    Value* base = b_.CreateAdd(c32(o.region), b_.CreateMul(buffer, c32(o.stage_size)));
+    const int bytes = o.vector * l_.elem;
+    for (size_t s = 0; s < o.offset->size(); ++s) {
+      const LoadSlot& slot = (*o.slots)[s];
+      Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(c32(slot.o), row), c32(o.pitch)),
+                                                     b_.CreateAdd(c32(slot.c), lane)));
+      Value* in_range = nullptr;
+      Value* source = slot_pointer(o, s, tile, predicated, &in_range);
+      if (bytes < 4) {
+        Value* value = b_.CreateAlignedLoad(elem_, source, llvm::Align(l_.elem));
+        if (predicated) value = b_.CreateSelect(in_range, value, zero(elem_));
+        b_.CreateAlignedStore(value, gep(elem_, smem_, index), llvm::Align(l_.elem));
+        continue;
+      }
+      Value* source_bytes = predicated ? b_.CreateSelect(in_range, c32(bytes), c32(0)) : c32(bytes);
+      async_copy(gep(elem_, smem_, index), source, bytes, source_bytes);
+    }
+  }
 }
 
 void GemmEmitter::epilogue() {

@@ -17,6 +17,8 @@ struct GemmLayout {
   int pitch_a = 0, pitch_b = 0;  // shared-memory row lengths (elements)
   int stage_a = 0, stage_b = 0;  // elements of one stage
   int stages = 2;
+  // Whether a shared-memory tile's rows run along K (elements along M or N); always so without TC.
+  bool a_rows_k = true, b_rows_k = true;
   // Tile extents along the contiguous (c) and the other (o) global axis, and the loads per thread.
   int ca = 0, oa = 0, cb = 0, ob = 0;
   int loads_a = 0, loads_b = 0;
@@ -28,15 +30,28 @@ struct GemmLayout {
     // Tensor-core fragments come from ldmatrix, not from per-thread vector reads.
     fvm = p.tc ? 1 : std::max(1, std::min(p.ms, 16 / elem));
     fvn = p.tc ? 1 : std::max(1, std::min(p.ns, 16 / elem));
-    // A transposed tile is written one element per row: a 16-byte pad spreads those rows over banks.
-    // ldmatrix reads 8 rows of 16 bytes at once: the pad puts them in distinct banks too.
-    pad_a = a_trans || p.tc ? 16 / elem : 0;
-    pad_b = !b_trans || p.tc ? 16 / elem : 0;
-    pitch_a = p.ml + pad_a;
-    pitch_b = p.nl + pad_b;
-    stage_a = p.u * pitch_a;
-    stage_b = p.u * pitch_b;
-    stages = p.db ? 2 : 1;
+    if (p.tc) {
+      // cp.async copies global rows as they are: a tile whose global contiguous axis is K is kept
+      // with rows along M (or N) and read by ldmatrix without .trans. ldmatrix reads 8 rows of 16
+      // bytes at once: a 16-byte pad puts them in distinct banks. DB=1 is a three-stage pipeline.
+      a_rows_k = !a_trans;
+      b_rows_k = b_trans;
+      pad_a = pad_b = 16 / elem;
+      pitch_a = (a_rows_k ? p.ml : p.u) + pad_a;
+      pitch_b = (b_rows_k ? p.nl : p.u) + pad_b;
+      stage_a = (a_rows_k ? p.u : p.ml) * pitch_a;
+      stage_b = (b_rows_k ? p.u : p.nl) * pitch_b;
+      stages = p.db ? 3 : 2;
+    } else {
+      // A transposed tile is written one element per row: a 16-byte pad spreads those rows over banks.
+      pad_a = a_trans ? 16 / elem : 0;
+      pad_b = b_trans ? 0 : 16 / elem;
+      pitch_a = p.ml + pad_a;
+      pitch_b = p.nl + pad_b;
+      stage_a = p.u * pitch_a;
+      stage_b = p.u * pitch_b;
+      stages = p.db ? 2 : 1;
+    }
     ca = a_trans ? p.u : p.ml;
     oa = a_trans ? p.ml : p.u;
     cb = b_trans ? p.nl : p.u;

@@ -52,10 +52,11 @@ struct RegisterDemand {
 RegisterDemand register_demand(const GemmLayout& l, ir::DType dtype, const GemmParams& p) {
   auto regs = [](int elements, int bytes) { return (elements * bytes + 3) / 4; };
   int fragment_bytes = dtype == ir::DType::f16 && p.acc32 ? 4 : l.elem;
-  // mma.sync: per 16-deep step, MS/2 A fragments of 4 registers and NS/2 B fragments of 2.
+  // mma.sync: per 16-deep step, MS/2 A fragments of 4 registers and NS/2 B fragments of 2; cp.async
+  // stages nothing in registers.
   int fragments = p.tc ? 2 * p.ms + p.ns : regs(p.ks * (p.ms + p.ns), fragment_bytes);
   return {regs(p.ms * p.ns, l.acc_elem), fragments,
-          p.db ? regs(l.loads_a * p.va + l.loads_b * p.vb, l.elem) : 0, l.loads_a + l.loads_b, p.u / p.kl};
+          p.db && !p.tc ? regs(l.loads_a * p.va + l.loads_b * p.vb, l.elem) : 0, l.loads_a + l.loads_b, p.u / p.kl};
 }
 
 // The register file one thread of a block of `threads` may use (one block per SM, granule of 8).
@@ -125,9 +126,9 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
                           device.max_shared_per_block);
   // The estimate's error reaches 16 registers (one standard deviation) and ptxas spills rather
   // than exceed its budget, so legality keeps a margin. In two ptxas sweeps (1,956 sets, sm_80 and
-  // sm_90), 18 sets spilled: 12 had KL > 1 and 128 accumulators (or 128 accumulator registers), 3
-  // were f64 with MS=16 and 128 accumulator registers, the others had an estimate within 46 registers
-  // of the budget or live data above 70% of it. The margin is the sweep's boundary: the largest
+  // sm_90), 18 sets spilled: 12 had KL > 1 (or f16 accumulation) and 128 accumulators (or 128
+  // accumulator registers), 3 were f64 with MS=16 and 128 accumulator registers, the others had an
+  // estimate within 46 registers of the budget or live data above 70% of it. The margin is the sweep's boundary: the largest
   // estimate that spilled was 210 against a budget of 255, while a 128 x 128 f32 tile of 16 x 8
   // (estimate 208, the fastest f32 set at 4096^3) did not.
   int budget = register_budget(l.threads, device);
@@ -136,10 +137,12 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
   if (registers + 46 > budget)
     return no<Explain>("an estimated {} registers per thread (+46 of margin) exceed the budget of {} for {} threads",
                           registers, budget, l.threads);
-  if (p.kl > 1 && (demand.accumulators >= 128 || p.ms * p.ns >= 128))
-    return no<Explain>("KL={} with MS x NS = {} accumulators ({} registers) per thread: ptxas spills the warp-group "
-                       "reduction of that many (use KL=1 or a smaller MS x NS)",
-                       p.kl, p.ms * p.ns, demand.accumulators);
+  const bool half_acc = dtype == ir::DType::f16 && !p.acc32;
+  if ((p.kl > 1 || half_acc) && (demand.accumulators >= 128 || p.ms * p.ns >= 128))
+    return no<Explain>("{} with MS x NS = {} accumulators ({} registers) per thread: ptxas spills such sets (use a "
+                       "smaller MS x NS)",
+                       half_acc && p.kl == 1 ? std::string("f16 accumulation") : fmt::format("KL={}", p.kl),
+                       p.ms * p.ns, demand.accumulators);
   if (dtype == ir::DType::f64 && p.ms == 16 && demand.accumulators >= 128)
     return no<Explain>("f64 with MS=16 and {} accumulator registers per thread: ptxas spills such sets (use MS <= 8)",
                        demand.accumulators);

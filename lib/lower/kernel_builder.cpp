@@ -2,6 +2,8 @@
 
 #include "lower/nvptx_backend.hpp"
 
+#include <isaac/error.hpp>
+
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
@@ -238,10 +240,11 @@ void TiledKernelBuilder::store_tile(Value* stage) {
   store(l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, b_k_contiguous_, slots_b_, t_.lb, pre_b_, t_.vb);
 }
 
-// Per 16-deep step, each warp loads its A fragments (16 x 16, one ldmatrix.x4.trans each) and B
-// fragments (16 x 16 as two 16 x 8, one ldmatrix.x4.trans each) from the K-major shared tiles, then
-// issues (MS/2) x (NS/2) mma.sync.m16n8k16 with f32 accumulators. In ldmatrix.x4, lanes 8q..8q+7
-// give the row addresses of matrix q; .trans hands each thread the (k, k+1) pair at its row g.
+// Per 16-deep step, each warp loads its A fragments (16 x 16, one ldmatrix.x4 each) and B fragments
+// (16 x 16 as two 16 x 8, one ldmatrix.x4 each) from shared memory, then issues (MS/2) x (NS/2)
+// mma.sync.m16n8k16 with f32 accumulators. In ldmatrix.x4, lanes 8q..8q+7 give the row addresses of
+// matrix q and each thread receives the pair of elements at (its row g, columns 2t, 2t+1) of each
+// matrix. Tiles stored with rows along K need .trans for that; tiles with rows along M (or N) do not.
 void TiledKernelBuilder::compute_stage_mma(Value* stage) {
   int steps = t_.u / t_.kl;
   Value* k_first = b_.CreateMul(tk_, c32(steps));
@@ -249,21 +252,30 @@ void TiledKernelBuilder::compute_stage_mma(Value* stage) {
   Value* r = b_.CreateURem(lane_, c32(8));
   Value* q_low = b_.CreateURem(q, c32(2));
   Value* q_high = b_.CreateUDiv(q, c32(2));
-  // A: matrix q covers K rows 8 (q / 2) and M columns 8 (q % 2) of a 16 x 16 tile.
-  Value* a_lane = b_.CreateAdd(
-      b_.CreateMul(b_.CreateAdd(k_first, b_.CreateAdd(b_.CreateMul(q_high, c32(8)), r)), c32(l_.pitch_a)),
-      b_.CreateAdd(b_.CreateMul(wm_, c32(8 * t_.ms)), b_.CreateMul(q_low, c32(8))));
-  Value* a_base = b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_a)), a_lane);
-  // B: matrix q covers K rows 8 (q % 2) and N columns 8 (q / 2): registers 0-1 and 2-3 are two n8 tiles.
-  Value* b_lane = b_.CreateAdd(
-      b_.CreateMul(b_.CreateAdd(k_first, b_.CreateAdd(b_.CreateMul(q_low, c32(8)), r)), c32(l_.pitch_b)),
-      b_.CreateAdd(b_.CreateMul(wn_, c32(4 * t_.ns)), b_.CreateMul(q_high, c32(8))));
-  Value* b_base = b_.CreateAdd(
-      b_.CreateAdd(c32(l_.stages * l_.stage_a), b_.CreateMul(stage, c32(l_.stage_b))), b_lane);
+  // The element (k, mn) of a tile, as an offset from its stage.
+  auto at = [&](bool rows_k, int pitch, Value* k, Value* mn) {
+    return rows_k ? b_.CreateAdd(b_.CreateMul(k, c32(pitch)), mn) : b_.CreateAdd(b_.CreateMul(mn, c32(pitch)), k);
+  };
+  // A: matrix q is rows M 8 (q % 2), K 8 (q / 2) of a 16 x 16 tile (registers a0..a3 of mma).
+  // B: matrix q is K 8 (q % 2), N 8 (q / 2): registers 0-1 and 2-3 are two n8 tiles.
+  // The lane's row: along M for A (and N for B) where rows run along M, along K where they run along K.
+  Value* a_k = b_.CreateAdd(k_first, a_rows_k() ? b_.CreateAdd(b_.CreateMul(q_high, c32(8)), r) : b_.CreateMul(q_high, c32(8)));
+  Value* a_m = b_.CreateAdd(b_.CreateMul(wm_, c32(8 * t_.ms)),
+                            a_rows_k() ? b_.CreateMul(q_low, c32(8)) : b_.CreateAdd(b_.CreateMul(q_low, c32(8)), r));
+  Value* b_k = b_.CreateAdd(k_first, b_rows_k() ? b_.CreateAdd(b_.CreateMul(q_low, c32(8)), r) : b_.CreateMul(q_low, c32(8)));
+  Value* b_n = b_.CreateAdd(b_.CreateMul(wn_, c32(4 * t_.ns)),
+                            b_rows_k() ? b_.CreateMul(q_high, c32(8)) : b_.CreateAdd(b_.CreateMul(q_high, c32(8)), r));
+  Value* a_base = b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_a)), at(a_rows_k(), l_.pitch_a, a_k, a_m));
+  Value* b_base = b_.CreateAdd(b_.CreateAdd(c32(l_.stages * l_.stage_a), b_.CreateMul(stage, c32(l_.stage_b))),
+                               at(b_rows_k(), l_.pitch_b, b_k, b_n));
+  // Offsets of step `k` and of the mn-th 16-wide block from the lane's base.
+  auto step_offset = [&](bool rows_k, int pitch, int k, int mn) { return rows_k ? k * pitch + mn : mn * pitch + k; };
   llvm::Type* half2 = llvm::FixedVectorType::get(elem_, 2);
-  auto ldmatrix = [&](Value* index) {
+  auto ldmatrix = [&](Value* index, bool trans) {
     Value* ptr = gep(elem_, smem_, index);
-    Value* regs = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, {ptr->getType()}, {ptr});
+    auto id = trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                    : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16;
+    Value* regs = b_.CreateIntrinsic(id, {ptr->getType()}, {ptr});
     std::vector<Value*> out;
     for (unsigned e = 0; e < 4; ++e) out.push_back(b_.CreateBitCast(b_.CreateExtractValue(regs, e), half2));
     return out;
@@ -271,9 +283,11 @@ void TiledKernelBuilder::compute_stage_mma(Value* stage) {
   for (int step = 0; step < steps; step += 16) {
     if (step > 0) memory_fence();
     std::vector<std::vector<Value*>> a, bv;
-    for (int it = 0; it < t_.ms / 2; ++it) a.push_back(ldmatrix(b_.CreateAdd(a_base, c32(step * l_.pitch_a + 16 * it))));
+    for (int it = 0; it < t_.ms / 2; ++it)
+      a.push_back(ldmatrix(b_.CreateAdd(a_base, c32(step_offset(a_rows_k(), l_.pitch_a, step, 16 * it))), a_rows_k()));
     for (int jp = 0; jp < t_.ns / 4; ++jp) {
-      std::vector<Value*> pair = ldmatrix(b_.CreateAdd(b_base, c32(step * l_.pitch_b + 16 * jp)));
+      std::vector<Value*> pair =
+          ldmatrix(b_.CreateAdd(b_base, c32(step_offset(b_rows_k(), l_.pitch_b, step, 16 * jp))), b_rows_k());
       bv.push_back({pair[0], pair[1]});
       bv.push_back({pair[2], pair[3]});
     }
@@ -378,7 +392,57 @@ void TiledKernelBuilder::reduce_warp_groups() {
   });
 }
 
+void KernelBuilder::async_commit() {
+  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), "cp.async.commit_group;",
+                                     "~{memory}", true));
+}
+
+void KernelBuilder::async_wait(int pending) {
+  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false),
+                                     fmt::format("cp.async.wait_group {};", pending), "~{memory}", true));
+}
+
+void KernelBuilder::async_copy(Value* shared_ptr, Value* global_ptr, int bytes, Value* source_bytes) {
+  // .cg (L2 only) takes 16-byte copies; 4- and 8-byte copies need .ca.
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {i64_, i64_, i32_}, false);
+  auto* asm_fn = llvm::InlineAsm::get(
+      type, fmt::format("cp.async.{}.shared.global [$0], [$1], {}, $2;", bytes == 16 ? "cg" : "ca", bytes),
+      "l,l,r,~{memory}", true);
+  b_.CreateCall(asm_fn, {b_.CreatePtrToInt(shared_ptr, i64_), b_.CreatePtrToInt(global_ptr, i64_), source_bytes});
+}
+
+void TiledKernelBuilder::copy_tile_async(Value*, Value*, bool) {
+  throw InvalidArgument("TC=1 (tensor cores) is available for the GEMM template only");
+}
+
+// TC=1: a pipeline of `stages` shared-memory buffers filled by cp.async. Stage t is copied S - 1
+// iterations ahead; one commit group per iteration (empty ones too) keeps wait_group's count exact,
+// and the barrier after the wait also tells every warp that the buffer about to be refilled is no
+// longer read.
+void TiledKernelBuilder::main_loop_async(Value* full, Value* total) {
+  const int s = l_.stages;
+  auto copy_any = [&](Value* tile) {
+    Value* buffer = b_.CreateURem(tile, c32(s));
+    if_else(b_.CreateICmpSLT(tile, full), [&] { copy_tile_async(tile, buffer, false); },
+            [&] { copy_tile_async(tile, buffer, true); });
+  };
+  for (int t = 0; t < s - 1; ++t) {
+    if_then(b_.CreateICmpSLT(c32(t), total), [&] { copy_any(c32(t)); });
+    async_commit();
+  }
+  for_loop(total, [&](Value* t) {
+    async_wait(s - 2);
+    barrier();
+    Value* ahead = b_.CreateAdd(t, c32(s - 1));
+    if_then(b_.CreateICmpSLT(ahead, total), [&] { copy_any(ahead); });
+    async_commit();
+    compute_stage(b_.CreateURem(t, c32(s)));
+  });
+  async_wait(0);
+}
+
 void TiledKernelBuilder::main_loop(Value* full, Value* total) {
+  if (t_.tc) return main_loop_async(full, total);
   auto load_any = [&](Value* tile) {
     if_else(b_.CreateICmpSLT(tile, full), [&] { load_tile(tile, false); }, [&] { load_tile(tile, true); });
   };

@@ -53,6 +53,12 @@ class KernelBuilder {
   void predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred);
   // An empty asm with a memory clobber: memory accesses are not moved across it.
   void memory_fence();
+  // cp.async (sm_80+): copies `bytes` (4, 8 or 16) from global to shared memory, of which the first
+  // `source_bytes` are read and the rest zero-filled; commit closes a group, wait leaves at most
+  // `pending` groups in flight.
+  void async_copy(Value* shared_ptr, Value* global_ptr, int bytes, Value* source_bytes);
+  void async_commit();
+  void async_wait(int pending);
 
   llvm::LLVMContext& ctx_;
   llvm::Module& module_;
@@ -86,6 +92,11 @@ class TiledKernelBuilder : public KernelBuilder {
   virtual void load_tile(Value* tile, bool predicated) = 0;
   // Writes warp group 0's accumulators to the output.
   virtual void epilogue() = 0;
+  // TC=1: copies stage `tile` of this block's K range into shared-memory buffer `buffer` with
+  // cp.async (zeros past the K range where `predicated`). Only the GEMM template has TC=1.
+  virtual void copy_tile_async(Value* tile, Value* buffer, bool predicated);
+  bool a_rows_k() const { return l_.a_rows_k; }
+  bool b_rows_k() const { return l_.b_rows_k; }
 
   std::vector<LoadSlot> slots(int contiguous, int other, int along, int vector) const;
   // tm_, tn_, tk_ from tid_.
@@ -105,6 +116,7 @@ class TiledKernelBuilder : public KernelBuilder {
   void reduce_warp_groups();
   // The stages of [k_begin_, k_end_): `total` of them, the first `full` without K tail.
   void main_loop(Value* full, Value* total);
+  void main_loop_async(Value* full, Value* total);
   // The kernel's body after its set-up: accumulators, main loop, warp-group reduction, then the
   // epilogue in warp group 0, and the return.
   void accumulate_and_store(Value* full, Value* total);

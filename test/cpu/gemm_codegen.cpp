@@ -299,6 +299,8 @@ TEST_CASE("legality: the register estimate against the per-thread and per-block 
   // 128 accumulator registers with a warp-group split spilled in the ptxas sweeps.
   CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, true, with(live, "KS=1,KL=2,U=16"), {}),
                  "KL=2 with MS x NS = 128 accumulators (128 registers) per thread");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, true, with(live, "ACC=16,VA=8,VB=8,LA=16,LB=16"), {}),
+                 "f16 accumulation with MS x NS = 128 accumulators (64 registers) per thread");
   // The fastest f32 set at 4096^3 on the H100 stays legal: an estimate of 208 against 255.
   GemmParams big = lower::parse_gemm_params("ML=128,NL=128,MS=16,NS=8,U=8,VA=4,VB=4,LA=32,LB=32");
   CHECK(lower::estimate_gemm_registers(DType::f32, false, true, big) == 208);
@@ -347,6 +349,7 @@ TEST_CASE("legality: TC=1 (tensor cores) needs f16, sm_80, f32 accumulation and 
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "U=16,KL=2"), {}),
                  "U/KL=16/2 must be a multiple of 16");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "TC=2"), {}), "TC=2 must be 0 or 1");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, with(t, "VA=1,LA=128"), {}));
   // The space lists TC=1 sets for f16 on sm_80+, and only there.
   auto count_tc = [](DType dtype, int sm) {
     auto space = lower::gemm_space(ir::dense_gemm(dtype, 1024, 1024, 1024, false, false), {.sm = sm});
