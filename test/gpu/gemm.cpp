@@ -53,11 +53,13 @@ std::vector<lower::GemmParams> pick(const ir::Gemm& g, int count, std::mt19937_6
   return out;
 }
 
+// Awkward sizes: 1, primes, one past a tile edge, K = 1 and K = 60000, batches, padded leading dimensions.
+struct Shape {
+  std::int64_t m, n, k, batch, pad;
+};
+
 std::vector<Case> make_cases(const lower::DeviceLimits& limits) {
   std::mt19937_64 rng(20261122);
-  struct Shape {
-    std::int64_t m, n, k, batch, pad;
-  };
   const Shape shapes[] = {
       {1, 1, 1, 1, 0},       {37, 53, 61, 1, 0},  {65, 17, 33, 1, 4},    {128, 128, 1, 1, 0},
       {31, 29, 60000, 1, 0}, {257, 129, 97, 1, 0}, {64, 64, 128, 3, 4},   {256, 96, 256, 1, 0},
@@ -90,9 +92,6 @@ std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
   std::vector<Case> cases;
   if (limits.sm < 80) return cases;
   std::mt19937_64 rng(80);
-  struct Shape {
-    std::int64_t m, n, k, batch, pad;
-  };
   const Shape shapes[] = {
       {1, 1, 1, 1, 0},     {37, 53, 61, 1, 0},    {65, 17, 33, 1, 4},   {128, 128, 1, 1, 0},
       {31, 29, 60000, 1, 0}, {257, 129, 97, 1, 0}, {64, 64, 128, 3, 4}, {129, 65, 2053, 1, 0},
