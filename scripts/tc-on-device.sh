@@ -4,7 +4,7 @@
 # isaac against cuBLAS for every dtype with the merged winners. Run from the repository root through the
 # bundle (bash .bundle/run-on-device.sh bash scripts/tc-on-device.sh); writes to $OUT:
 #   tests.log, gemm-sweep-winners.csv, gemm-sweep-all.csv, h100-gemm.csv, gemm-run.json, run.log.
-# Environment: SWEEP_SECONDS (default 200), TESTS (default 1: run the suites first), COLLECT_SECONDS
+# Environment: SWEEP_DTYPES (default f16), SWEEP_SECONDS (default 200), TESTS (default 1: run the suites first), COLLECT_SECONDS
 # (default 0: also collect f16 rows with --tc-share 0.7 for the model).
 set -uo pipefail
 out=${OUT:?set OUT to the folder that receives the results}
@@ -20,9 +20,9 @@ if [[ ${TESTS:-1} == 1 ]]; then
     echo "$t exit ${PIPESTATUS[0]}" | tee -a "$out/tests.log"
   done
 fi
-echo "=== f16 sweep $(date -u +%T) ==="
+echo "=== ${SWEEP_DTYPES:-f16} sweep $(date -u +%T) ==="
 cp bench/results/gemm-sweep-winners.csv "$out/gemm-sweep-winners.csv"
-timeout -k 10 $((${SWEEP_SECONDS:-200} + 60)) "$bin/isaac-bench-gemm" sweep --dtypes f16 --merge --tc-fraction 0.7 \
+timeout -k 10 $((${SWEEP_SECONDS:-200} + 60)) "$bin/isaac-bench-gemm" sweep --dtypes "${SWEEP_DTYPES:-f16}" --merge --tc-fraction 0.7 \
   --budget-seconds "${SWEEP_SECONDS:-200}" --out "$out/gemm-sweep-winners.csv" --all "$out/gemm-sweep-all.csv"
 echo "sweep exit $?"
 echo "=== isaac vs cuBLAS $(date -u +%T) ==="

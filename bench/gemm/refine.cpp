@@ -75,7 +75,7 @@ std::vector<lower::GemmParams> neighbours(const ir::Gemm& g, const lower::GemmPa
   one(&lower::GemmParams::db, buffers);
   one(&lower::GemmParams::sw, swizzles);
   if (g.dtype == ir::DType::f16) one(&lower::GemmParams::acc32, accumulators);
-  if (g.dtype == ir::DType::f16) one(&lower::GemmParams::tc, tensor_cores);
+  if (g.dtype == ir::DType::f16 || g.dtype == ir::DType::f64) one(&lower::GemmParams::tc, tensor_cores);
   // Two parameters at once, the thread count unchanged.
   auto two = [&](int lower::GemmParams::*f1, const std::vector<int>& l1, int s1, int lower::GemmParams::*f2,
                  const std::vector<int>& l2, int s2) {

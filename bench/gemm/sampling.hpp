@@ -10,7 +10,7 @@
 // - first, up to `anchors` classic sets (64/128 block tiles, 8x4 or 8x8 thread tiles, U=8, 16-byte
 //   loads, DB=1, KG=1), which large problems want and which let the pruning of slow ones start early;
 // - SW > 1 only where the grid has more than one tile both ways (elsewhere it changes nothing);
-// - f16: a share of the sample (tc_fraction) drawn the same way from the tensor-core (TC=1) sets,
+// - f16 and f64: a share of the sample (tc_fraction) drawn the same way from the tensor-core (TC=1) sets,
 //   interleaved with the others; a share of the other sets (acc16_fraction) switched to f16
 //   accumulation (ACC=16) where legal, the rest accumulate in f32 (ACC=32).
 #include <isaac/ir/gemm.hpp>
@@ -28,7 +28,7 @@ struct SampleOptions {
   std::uint64_t seed = 1;
   int sm_count = 132;
   double acc16_fraction = 0.25;
-  double tc_fraction = 0.5;  // f16 on sm_80+: of the sample, from the TC=1 sets
+  double tc_fraction = 0.5;  // f16 and f64 on sm_80+: of the sample, from the TC=1 sets
   int min_threads = 64, max_threads = 512;
   int min_thread_tile = 4;
   int anchors = 8;  // classic register-blocked sets tried first (see draw_sample)

@@ -52,8 +52,8 @@ struct RegisterDemand {
 RegisterDemand register_demand(const GemmLayout& l, ir::DType dtype, const GemmParams& p) {
   auto regs = [](int elements, int bytes) { return (elements * bytes + 3) / 4; };
   int fragment_bytes = dtype == ir::DType::f16 && p.acc32 ? 4 : l.elem;
-  // mma.sync: per 16-deep step, MS/2 A fragments of 4 registers and NS/2 B fragments of 2; cp.async
-  // stages nothing in registers.
+  // mma.sync: per 16-deep step, MS/2 A fragments of 4 registers and NS/2 B fragments of 2 (f64: MS
+  // and NS/2 doubles per 4-deep step, as many registers); cp.async stages nothing in registers.
   int fragments = p.tc ? 2 * p.ms + p.ns : regs(p.ks * (p.ms + p.ns), fragment_bytes);
   return {regs(p.ms * p.ns, l.acc_elem), fragments,
           p.db && !p.tc ? regs(l.loads_a * p.va + l.loads_b * p.vb, l.elem) : 0, l.loads_a + l.loads_b, p.u / p.kl};
@@ -100,18 +100,24 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
     return no<Explain>("f16 accumulation works on f16x2 pairs along M: MS={} must be even", p.ms);
   if (p.tc != 0 && p.tc != 1) return no<Explain>("TC={} must be 0 or 1", p.tc);
   if (p.tc) {
-    if (dtype != ir::DType::f16) return no<Explain>("TC=1 (tensor cores) is implemented for f16 only, not {}", ir::name(dtype));
-    if (device.sm < 80) return no<Explain>("TC=1 needs mma.sync.m16n8k16, sm_80 or newer, not sm_{}", device.sm);
+    const bool f64 = dtype == ir::DType::f64;
+    if (dtype != ir::DType::f16 && !f64)
+      return no<Explain>("TC=1 (tensor cores) is implemented for f16 and f64, not {}", ir::name(dtype));
+    if (device.sm < 80)
+      return no<Explain>("TC=1 needs mma.sync ({}), sm_80 or newer, not sm_{}", f64 ? "m8n8k4.f64" : "m16n8k16", device.sm);
     if (!p.acc32) return no<Explain>("TC=1 accumulates in f32: ACC must be 32");
-    if (p.ks != 1) return no<Explain>("TC=1 reads fragments one 16-deep step at a time: KS={} must be 1", p.ks);
-    if (p.ms % 2 || p.ns % 4)
+    const int depth = f64 ? 4 : 16;  // K of one mma
+    if (p.ks != 1) return no<Explain>("TC=1 reads fragments one {}-deep step at a time: KS={} must be 1", depth, p.ks);
+    if (f64 && p.ns % 2)
+      return no<Explain>("TC=1 gives each warp an (8 MS) x (4 NS) tile of 8x8 mma tiles: NS={} must be even", p.ns);
+    if (!f64 && (p.ms % 2 || p.ns % 4))
       return no<Explain>("TC=1 gives each warp an (8 MS) x (4 NS) tile of 16x8 mma tiles, read in 16-wide pairs "
                          "along N: MS={} must be even and NS={} a multiple of 4", p.ms, p.ns);
     if ((p.ml / p.ms) % 8 || (p.nl / p.ns) % 4)
       return no<Explain>("TC=1 lays a warp's threads out 8 along M and 4 along N: ML/MS={} must be a multiple of 8 "
                          "and NL/NS={} a multiple of 4", p.ml / p.ms, p.nl / p.ns);
-    if ((p.u / p.kl) % 16)
-      return no<Explain>("TC=1 consumes K 16 at a time: U/KL={}/{} must be a multiple of 16", p.u, p.kl);
+    if ((p.u / p.kl) % depth)
+      return no<Explain>("TC=1 consumes K {} at a time: U/KL={}/{} must be a multiple of {}", depth, p.u, p.kl, depth);
   }
   GemmLayout l(dtype, a_trans, b_trans, p);
   if (l.threads % 32) return no<Explain>("(ML/MS)x(NL/NS)xKL = {} threads is not a whole number of warps", l.threads);

@@ -192,11 +192,12 @@ void TiledKernelBuilder::thread_coordinates() {
   }
 }
 
-// Cell (i, j) of a TC=1 thread: i = 2 (16-row mma tile) + (lower 8 rows), j = 2 (8-column mma
-// tile) + (second of the thread's column pair), as mma.sync's accumulator fragment places them.
+// Cell (i, j) of a TC=1 thread: row 8 i + g (f16: i = 2 (16-row mma tile) + (lower 8 rows); f64: the
+// i-th 8-row tile), column 8 (j / 2) + 2 t + j % 2 (the j/2-th 8-column tile, then the thread's pair),
+// as mma.sync's accumulator fragments place them.
 llvm::Value* TiledKernelBuilder::cell_row(int i) {
   if (!t_.tc) return b_.CreateAdd(b_.CreateMul(tm_, c32(l_.fvm)), c32(fragment_offset(i, l_.fvm, t_.ml, t_.ms)));
-  return b_.CreateAdd(b_.CreateMul(wm_, c32(8 * t_.ms)), b_.CreateAdd(group_, c32(16 * (i / 2) + 8 * (i % 2))));
+  return b_.CreateAdd(b_.CreateMul(wm_, c32(8 * t_.ms)), b_.CreateAdd(group_, c32(8 * i)));
 }
 
 llvm::Value* TiledKernelBuilder::cell_column(int j) {
@@ -246,6 +247,7 @@ void TiledKernelBuilder::store_tile(Value* stage) {
 // matrix q and each thread receives the pair of elements at (its row g, columns 2t, 2t+1) of each
 // matrix. Tiles stored with rows along K need .trans for that; tiles with rows along M (or N) do not.
 void TiledKernelBuilder::compute_stage_mma(Value* stage) {
+  if (elem_->isDoubleTy()) return compute_stage_dmma(stage);
   int steps = t_.u / t_.kl;
   Value* k_first = b_.CreateMul(tk_, c32(steps));
   Value* q = b_.CreateUDiv(lane_, c32(8));
@@ -300,6 +302,42 @@ void TiledKernelBuilder::compute_stage_mma(Value* stage) {
         for (auto* cell : cells) args.push_back(b_.CreateLoad(acc_, cell));
         Value* d = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32, {}, args);
         for (unsigned e = 0; e < 4; ++e) b_.CreateStore(b_.CreateExtractValue(d, e), cells[e]);
+      }
+  }
+}
+
+// f64: per 4-deep step, each thread loads its A elements (row g of each 8-row mma tile, column t)
+// and B elements (row t, column g of each 8-column tile) from shared memory, and the warp issues
+// MS x (NS/2) mma.sync.m8n8k4.f64, whose accumulator fragment is the pair of columns (2t, 2t + 1)
+// at row g: the same cells as the f16 layout.
+void TiledKernelBuilder::compute_stage_dmma(Value* stage) {
+  int steps = t_.u / t_.kl;
+  Value* k_lane = b_.CreateAdd(b_.CreateMul(tk_, c32(steps)), quad_);
+  Value* m_lane = b_.CreateAdd(b_.CreateMul(wm_, c32(8 * t_.ms)), group_);
+  Value* n_lane = b_.CreateAdd(b_.CreateMul(wn_, c32(4 * t_.ns)), group_);
+  auto at = [&](bool rows_k, int pitch, Value* k, Value* mn) {
+    return rows_k ? b_.CreateAdd(b_.CreateMul(k, c32(pitch)), mn) : b_.CreateAdd(b_.CreateMul(mn, c32(pitch)), k);
+  };
+  Value* a_base = b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_a)), at(a_rows_k(), l_.pitch_a, k_lane, m_lane));
+  Value* b_base = b_.CreateAdd(b_.CreateAdd(c32(l_.stages * l_.stage_a), b_.CreateMul(stage, c32(l_.stage_b))),
+                               at(b_rows_k(), l_.pitch_b, k_lane, n_lane));
+  auto offset = [&](bool rows_k, int pitch, int k, int mn) { return rows_k ? k * pitch + mn : mn * pitch + k; };
+  auto load = [&](Value* index) {
+    return b_.CreateAlignedLoad(elem_, gep(elem_, smem_, index), llvm::Align(l_.elem));
+  };
+  for (int step = 0; step < steps; step += 4) {
+    if (step > 0) memory_fence();
+    std::vector<Value*> a, bv;
+    for (int i = 0; i < t_.ms; ++i)
+      a.push_back(load(b_.CreateAdd(a_base, c32(offset(a_rows_k(), l_.pitch_a, step, 8 * i)))));
+    for (int j = 0; j < t_.ns / 2; ++j)
+      bv.push_back(load(b_.CreateAdd(b_base, c32(offset(b_rows_k(), l_.pitch_b, step, 8 * j)))));
+    for (int i = 0; i < t_.ms; ++i)
+      for (int j = 0; j < t_.ns / 2; ++j) {
+        llvm::AllocaInst* cells[2] = {acc_cells_[i * t_.ns + 2 * j], acc_cells_[i * t_.ns + 2 * j + 1]};
+        Value* d = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, {},
+                                      {a[i], bv[j], b_.CreateLoad(acc_, cells[0]), b_.CreateLoad(acc_, cells[1])});
+        for (unsigned e = 0; e < 2; ++e) b_.CreateStore(b_.CreateExtractValue(d, e), cells[e]);
       }
   }
 }

@@ -109,6 +109,7 @@ class TiledKernelBuilder : public KernelBuilder {
   // Accumulates stage `stage`'s outer products (or, TC=1, its warp-level mma.sync products).
   void compute_stage(Value* stage);
   void compute_stage_mma(Value* stage);
+  void compute_stage_dmma(Value* stage);
   // Where accumulator cell (i, j) of this thread lies in the block's ML x NL tile: row and column.
   Value* cell_row(int i);
   Value* cell_column(int j);

@@ -329,15 +329,24 @@ TEST_CASE("legality: f16 accumulation needs an even MS, bf16 is not available") 
                  "bf16 GEMM needs the tensor-core template");
 }
 
-TEST_CASE("legality: TC=1 (tensor cores) needs f16, sm_80, f32 accumulation and mma-shaped warp tiles") {
+TEST_CASE("legality: TC=1 (tensor cores) needs f16 or f64, sm_80, f32 accumulation and mma-shaped warp tiles") {
   // 8 x 4 warps' threads of 8 MS x 4 NS each: a 128 x 128 tile of 256 threads, U = 32.
   GemmParams t = lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=8,U=32,VA=8,VB=8,LA=16,LB=4,TC=1");
   CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, t, {}));
   CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, with(t, "KL=2,NL=64"), {}));
   CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, with(t, "VA=4,VB=4,LA=32,LB=8"), {}),
-                 "TC=1 (tensor cores) is implemented for f16 only, not f32");
+                 "TC=1 (tensor cores) is implemented for f16 and f64, not f32");
+  // f64 (mma.m8n8k4): NS even and U/KL a multiple of 4.
+  GemmParams d = lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=8,U=16,VA=2,VB=2,LA=32,LB=8,TC=1");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f64, false, false, d, {}));
+  CHECK_LEGAL(lower::check_gemm_params(DType::f64, false, false, with(d, "U=8,LB=4"), {}));
+  CHECK_REJECTED(lower::check_gemm_params(DType::f64, false, false, with(d, "NS=1,NL=8"), {}), "NS=1 must be even");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f64, false, false, with(d, "U=4,KL=2,LB=4"), {}),
+                 "TC=1 consumes K 4 at a time: U/KL=4/2 must be a multiple of 4");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f64, false, false, d, {.sm = 75}),
+                 "TC=1 needs mma.sync (m8n8k4.f64), sm_80 or newer, not sm_75");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, t, {.sm = 75}),
-                 "TC=1 needs mma.sync.m16n8k16, sm_80 or newer, not sm_75");
+                 "TC=1 needs mma.sync (m16n8k16), sm_80 or newer, not sm_75");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "ACC=16"), {}), "ACC must be 32");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "KS=2"), {}), "KS=2 must be 1");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "NS=2,NL=64"), {}),
@@ -350,7 +359,7 @@ TEST_CASE("legality: TC=1 (tensor cores) needs f16, sm_80, f32 accumulation and 
                  "U/KL=16/2 must be a multiple of 16");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "TC=2"), {}), "TC=2 must be 0 or 1");
   CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, with(t, "VA=1,LA=128"), {}));
-  // The space lists TC=1 sets for f16 on sm_80+, and only there.
+  // The space lists TC=1 sets for f16 and f64 on sm_80+, and only there.
   auto count_tc = [](DType dtype, int sm) {
     auto space = lower::gemm_space(ir::dense_gemm(dtype, 1024, 1024, 1024, false, false), {.sm = sm});
     return std::count_if(space.begin(), space.end(), [](const GemmParams& p) { return p.tc == 1; });
@@ -358,6 +367,8 @@ TEST_CASE("legality: TC=1 (tensor cores) needs f16, sm_80, f32 accumulation and 
   CHECK(count_tc(DType::f16, 90) > 100);
   CHECK(count_tc(DType::f16, 75) == 0);
   CHECK(count_tc(DType::f32, 90) == 0);
+  CHECK(count_tc(DType::f64, 90) > 100);
+  CHECK(count_tc(DType::f64, 75) == 0);
 }
 
 TEST_CASE("legality against a problem: vector widths, leading dimensions, batch strides, alignment") {

@@ -86,8 +86,8 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
-// Tensor-core (TC=1) f16 kernels: random TC sets of the space for every layout and awkward size, with
-// warp-group (KL) and block (KG) splits where the problem allows them.
+// Tensor-core (TC=1) f16 and f64 kernels: random TC sets of the space for every layout and awkward
+// size, with warp-group (KL) and block (KG) splits where the problem allows them.
 std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
   std::vector<Case> cases;
   if (limits.sm < 80) return cases;
@@ -96,10 +96,11 @@ std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
       {1, 1, 1, 1, 0},     {37, 53, 61, 1, 0},    {65, 17, 33, 1, 4},   {128, 128, 1, 1, 0},
       {31, 29, 60000, 1, 0}, {257, 129, 97, 1, 0}, {64, 64, 128, 3, 4}, {129, 65, 2053, 1, 0},
   };
+  for (ir::DType t : {ir::DType::f16, ir::DType::f64})
   for (int layout = 0; layout < 4; ++layout)
     for (const Shape& s : shapes) {
       bool at = layout & 1, bt = layout & 2;
-      ir::Gemm g = padded(ir::DType::f16, s.m, s.n, s.k, at, bt, s.batch, s.pad);
+      ir::Gemm g = padded(t, s.m, s.n, s.k, at, bt, s.batch, s.pad);
       std::vector<lower::GemmParams> tc, warp_split;
       for (const auto& p : lower::gemm_space(g, limits)) {
         if (p.tc) tc.push_back(p);
@@ -213,7 +214,7 @@ TEST_CASE("GEMM: every dtype, layout, awkward size and split mode matches the fl
   compile_and_check(make_cases(device_limits(runtime::device_info(0))));
 }
 
-TEST_CASE("GEMM TC=1: f16 tensor-core kernels match the float64 reference in every layout and awkward size") {
+TEST_CASE("GEMM TC=1: f16 and f64 tensor-core kernels match the float64 reference in every layout and awkward size") {
   const auto limits = device_limits(runtime::device_info(0));
   if (limits.sm < 80) {
     MESSAGE("skipped: TC=1 needs sm_80 or newer, this device is sm_" << limits.sm);

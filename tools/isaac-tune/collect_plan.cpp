@@ -102,7 +102,8 @@ PlanRow Plan::next() {
   // The mix draws from its own engine, so that uniform_share = 0 leaves the learned rows unchanged.
   row.uniform = options_.uniform_share > 0 && uniform01(mix_rng_) < options_.uniform_share;
   const bool tensor_cores =
-      shape_.dtype == ir::DType::f16 && options_.tc_share > 0 && uniform01(mix_rng_) < options_.tc_share;
+      (shape_.dtype == ir::DType::f16 || shape_.dtype == ir::DType::f64) && options_.tc_share > 0 &&
+      uniform01(mix_rng_) < options_.tc_share;
   if (tensor_cores) {
     row.uniform = true;
     for (int n = 0; n < options_.max_proposals && !row.params; ++n) {

@@ -44,8 +44,8 @@ struct PlanOptions {
   // instead of by the learned sampler, whose counts favour the values legal with most others (small
   // tiles) and so cover the space unevenly; `isaac-tune sampler` shows how much.
   double uniform_share = 0.0;
-  // f16: the share of rows drawn uniformly over the tensor-core (TC=1) sets alone, which are a few
-  // percent of the legal space and would otherwise be rare in the data.
+  // f16 and f64: the share of rows drawn uniformly over the tensor-core (TC=1) sets alone, which are
+  // a few percent of the legal space and would otherwise be rare in the data.
   double tc_share = 0.0;
   int max_proposals = 100000;    // per parameter set; a row without a legal set is "illegal"
   lower::DeviceLimits device;    // legality is checked against these

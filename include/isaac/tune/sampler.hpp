@@ -1,6 +1,6 @@
 #pragma once
 // The GEMM parameter sampler of the paper's §4.1: one categorical distribution per template parameter
-// (ML, NL, MS, NS, U, KS, KL, KG, VA, VB, DB, SW, and ACC and TC for f16), each over the values that
+// (ML, NL, MS, NS, U, KS, KL, KG, VA, VB, DB, SW, ACC for f16 and TC for f16 and f64), each over the values that
 // lower::gemm_space enumerates, with a Dirichlet prior. The probability of value v of a parameter is
 // (alpha + the number of accepted samples that took v) / (the sum of the same over its values).
 // A proposal draws every parameter independently, fills LA and LB with tune::fit_load_layouts, and is
@@ -37,8 +37,9 @@ class GemmSampler {
   // Throws InvalidArgument unless options.alpha is finite and > 0.
   explicit GemmSampler(const lower::DeviceLimits& device, SamplerOptions options = {});
 
-  // Draws proposals until one is legal for `problem` (at most max_proposals; nullopt then). ACC and
-  // TC are drawn for f16 problems only (others get ACC=32, TC=0 and leave their counts alone).
+  // Draws proposals until one is legal for `problem` (at most max_proposals; nullopt then). ACC is
+  // drawn for f16 problems only, TC for f16 and f64 (others get ACC=32, TC=0 and leave their counts
+  // alone).
   std::optional<lower::GemmParams> sample(const ir::Gemm& problem, std::mt19937_64& rng, int max_proposals = 100000);
 
   std::uint64_t proposals() const { return proposals_; }
