@@ -12,8 +12,9 @@
 //     Google Benchmark, isaac and cuDNN interleaved per problem: cuDNN's best algorithm found by
 //     cudnnFindConvolutionForwardAlgorithmEx, best of NCHW and NHWC (FP32 in FMA math: no TF32; f16 may use
 //     tensor cores). Writes dtype,name,n,p,q,k,c,r,s,isaac_tflops,cudnn_tflops,roofline_tflops,params.
-// Roofline: min(FFMA peak = SMs x 128 lanes x 2 x clock, minimal bytes / bandwidth measured here with a
-// 1 GiB device-to-device copy). Failures are printed with their reason, never recorded as numbers.
+// Roofline: min(peak, minimal bytes / bandwidth measured here with a 1 GiB device-to-device copy), the
+// peak being FFMA's (SMs x 128 lanes x 2 x clock) for f32, half of it for f64, and the dense f16
+// tensor cores' for f16 (what cuDNN uses). Failures are printed with their reason, never recorded as numbers.
 //
 // Layout: problems.* (the problem list and operands), cudnn.* (cuDNN's best algorithm), sweep.cpp,
 // run.cpp; this file holds the command line.

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <string_view>
 
 namespace isaac::lower {
@@ -147,6 +149,52 @@ void KernelBuilder::predicated_vector_store(Value* ptr, std::vector<Value*> valu
   auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), types, false), asm_text,
                                       constraints + ",r,~{memory}", true);
   b_.CreateCall(asm_fn, args);
+}
+
+void KernelBuilder::predicated_vector_red(Value* ptr, std::vector<Value*> values, Value* pred, int sm) {
+  llvm::Type* t = values[0]->getType();
+  if (values.size() == 1 || t->isDoubleTy()) {  // no vector reduction of f64 exists
+    for (size_t i = 0; i < values.size(); ++i) predicated("red", gep(t, ptr, c32(i)), values[i], pred);
+    return;
+  }
+  const bool half = t->isHalfTy();
+  if (half) {
+    std::vector<Value*> words;
+    for (size_t i = 0; i < values.size(); i += 2) {
+      Value* pair = b_.CreateInsertElement(
+          b_.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(t, 2)), values[i], c32(0)),
+          values[i + 1], c32(1));
+      words.push_back(b_.CreateBitCast(pair, i32_));
+    }
+    values = words;
+  }
+  llvm::Type* word_type = half ? i32_ : t;
+  const char* op = half ? "add.noftz" : "add";
+  const char* type = half ? "f16x2" : "f32";
+  const char* constraint = half ? "r" : "f";
+  // Vector reductions (.v2/.v4) need sm_90 and PTX 8.1; elsewhere each word is reduced alone.
+  const size_t per_red = sm >= 90 ? std::min<size_t>(values.size(), 4) : 1;
+  for (size_t first = 0; first < values.size(); first += per_red) {
+    std::string operands, constraints = "l";
+    for (size_t i = 0; i < per_red; ++i) {
+      operands += fmt::format("{}${}", i ? ", " : "", i + 1);
+      constraints += fmt::format(",{}", constraint);
+    }
+    std::string instruction =
+        per_red == 1 ? fmt::format("red.global.{}.{} [$0], $1;", op, type)
+                     : fmt::format("red.global.{}.v{}.{} [$0], {{{}}};", op, per_red, type, operands);
+    std::string asm_text =
+        fmt::format("{{ .reg .pred isaac_p; setp.ne.b32 isaac_p, ${}, 0; @isaac_p {} }}", per_red + 1, instruction);
+    std::vector<llvm::Type*> types{i64_};
+    Value* address = gep(word_type, ptr, c32(first));
+    std::vector<Value*> args{b_.CreatePtrToInt(address, i64_)};
+    for (size_t i = 0; i < per_red; ++i) types.push_back(word_type), args.push_back(values[first + i]);
+    types.push_back(i32_);
+    args.push_back(b_.CreateZExt(pred, i32_));
+    auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), types, false), asm_text,
+                                        constraints + ",r,~{memory}", true);
+    b_.CreateCall(asm_fn, args);
+  }
 }
 
 void KernelBuilder::memory_fence() {

@@ -51,6 +51,10 @@ class KernelBuilder {
   void predicated(const char* op, Value* ptr, Value* value, Value* pred);
   // Stores `values` (consecutive elements, aligned to their total size) where `pred` holds.
   void predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred);
+  // Atomically adds `values` (consecutive elements, aligned to their total size) where `pred` holds,
+  // with as few reductions as the target allows: f16 pairs as f16x2 words, and on sm_90 one
+  // vector reduction of up to four f32 or f16x2 words.
+  void predicated_vector_red(Value* ptr, std::vector<Value*> values, Value* pred, int sm);
   // An empty asm with a memory clobber: memory accesses are not moved across it.
   void memory_fence();
   // cp.async (sm_80+): copies `bytes` (4, 8 or 16) from global to shared memory, of which the first

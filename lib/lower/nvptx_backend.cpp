@@ -39,8 +39,9 @@ const llvm::Target& nvptx_target() {
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target) {
   llvm::TargetOptions options;
   options.AllowFPOpFusion = llvm::FPOpFusion::Fast;  // contractions are a*b+c chains: fuse them
-  // PTX 7.8 is what LLVM 19 uses for sm_90; sm_90a needs 8.0.
-  std::string features = target.arch_specific ? "+ptx80" : "";
+  // LLVM 19 picks the oldest PTX that knows the target. The epilogues need newer: movmatrix
+  // (TC=1 f16) PTX 7.8, and sm_90's vector reductions (red.global.add.v4.f32) PTX 8.1.
+  std::string features = target.sm >= 90 ? "+ptx81" : "+ptx78";
   return std::unique_ptr<llvm::TargetMachine>(nvptx_target().createTargetMachine(
       nvptx_triple, target.name(), features, options, std::nullopt, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));

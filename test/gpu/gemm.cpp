@@ -237,6 +237,35 @@ TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
   compile_and_check(sample);
 }
 
+// The epilogue writes and reduces chunks of consecutive rows at once where M, ldc and C allow it,
+// one element at a time where they do not (M = 256 takes the chunks, 250 and 258 do not):
+//  - FMA: MS rows, f16 pairs as f16x2 words, on sm_90 up to four words in one vector reduction;
+//  - TC=1 f16 with KG > 1: row pairs from movmatrix (M = 256 and 250 take them, 251 does not).
+TEST_CASE("GEMM: stores and KG atomic reductions with and without whole chunks") {
+  std::vector<Case> cases;
+  auto add = [&](ir::DType t, std::int64_t m, const std::string& params, int acc32, bool tc) {
+    auto g = ir::dense_gemm(t, m, 48, 517, false, false);
+    auto p = lower::parse_gemm_params(params);
+    p.acc32 = acc32;
+    p.tc = tc;
+    p.va = m % 2 ? 1 : 2;
+    p.la = p.ml / p.va;
+    for (int kg : {8, 1}) {
+      p.kg = kg;
+      REQUIRE_MESSAGE(lower::check_gemm(g, p), ir::to_string(g) << " " << p.str());
+      for (double beta : {0.0, 0.5}) cases.push_back({g, 1.5, beta, p, lower::SplitMode::atomic});
+    }
+  };
+  for (std::int64_t m : {256, 250, 258}) {
+    for (ir::DType t : {ir::DType::f16, ir::DType::f32}) add(t, m, "ML=64,NL=32,MS=8,NS=4,U=16,VB=1,LB=16", 1, false);
+    add(ir::DType::f16, m, "ML=64,NL=32,MS=8,NS=4,U=16,VB=1,LB=16", 0, false);
+  }
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm >= 80)
+    for (std::int64_t m : {256, 250, 251}) add(ir::DType::f16, m, "ML=64,NL=32,MS=2,NS=8,U=32,VB=1,LB=32", 1, true);
+  compile_and_check(cases);
+}
+
 TEST_CASE("GEMM: KG deterministic mode is bit-identical from run to run") {
   auto g = ir::dense_gemm(ir::DType::f32, 96, 80, 4099, false, true);
   lower::GemmParams p = lower::parse_gemm_params("ML=32,NL=32,MS=4,NS=4,U=8,KG=16,VA=4,VB=4,LA=8,LB=8");
