@@ -211,12 +211,10 @@ void GemmEmitter::epilogue() {
                                            "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r", false);
     for (int i = 0; i < p_.ms; ++i)
       for (int j = 0; j < p_.ns; j += 2) {
-        Value* pair = llvm::PoisonValue::get(half2);
-        for (int e = 0; e < 2; ++e) {
-          Value* acc = b_.CreateLoad(acc_, acc_cells_[i * p_.ns + j + e]);
-          pair = b_.CreateInsertElement(pair, to_elem(b_.CreateFMul(alpha_, acc)), c32(e));
-        }
-        auto* moved = b_.CreateCall(transpose, {b_.CreateBitCast(pair, i32_)});
+        std::vector<Value*> columns;
+        for (int e = 0; e < 2; ++e)
+          columns.push_back(to_elem(b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * p_.ns + j + e]))));
+        auto* moved = b_.CreateCall(transpose, {half_pairs(columns)[0]});
         moved->addFnAttr(llvm::Attribute::Convergent);
         Value* rows = b_.CreateBitCast(moved, half2);
         // The tile's rows 2t and 2t + 1 in its column g.

@@ -110,18 +110,22 @@ void KernelBuilder::predicated(const char* op, Value* ptr, Value* value, Value* 
   b_.CreateCall(asm_fn, {b_.CreatePtrToInt(ptr, i64_), bits, b_.CreateZExt(pred, i32_)});
 }
 
+std::vector<llvm::Value*> KernelBuilder::half_pairs(const std::vector<Value*>& halves) {
+  std::vector<Value*> words;
+  auto* pair_type = llvm::FixedVectorType::get(halves[0]->getType(), 2);
+  for (size_t i = 0; i < halves.size(); i += 2) {
+    Value* pair = b_.CreateInsertElement(
+        b_.CreateInsertElement(llvm::PoisonValue::get(pair_type), halves[i], c32(0)), halves[i + 1], c32(1));
+    words.push_back(b_.CreateBitCast(pair, i32_));
+  }
+  return words;
+}
+
 void KernelBuilder::predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred) {
   if (values.size() == 1) return predicated("st", ptr, values[0], pred);
   llvm::Type* t = values[0]->getType();
   if (t->isHalfTy()) {  // PTX vectors hold at most 4 elements: store f16 pairs as 32-bit words
-    std::vector<Value*> words;
-    for (size_t i = 0; i < values.size(); i += 2) {
-      Value* pair = b_.CreateInsertElement(
-          b_.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(t, 2)), values[i], c32(0)),
-          values[i + 1], c32(1));
-      words.push_back(b_.CreateBitCast(pair, i32_));
-    }
-    values = words;
+    values = half_pairs(values);
     t = i32_;
   }
   if (values.size() == 1) {  // an f16 pair: one 32-bit word
@@ -158,16 +162,7 @@ void KernelBuilder::predicated_vector_red(Value* ptr, std::vector<Value*> values
     return;
   }
   const bool half = t->isHalfTy();
-  if (half) {
-    std::vector<Value*> words;
-    for (size_t i = 0; i < values.size(); i += 2) {
-      Value* pair = b_.CreateInsertElement(
-          b_.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(t, 2)), values[i], c32(0)),
-          values[i + 1], c32(1));
-      words.push_back(b_.CreateBitCast(pair, i32_));
-    }
-    values = words;
-  }
+  if (half) values = half_pairs(values);
   llvm::Type* word_type = half ? i32_ : t;
   const char* op = half ? "add.noftz" : "add";
   const char* type = half ? "f16x2" : "f32";

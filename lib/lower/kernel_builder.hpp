@@ -49,6 +49,8 @@ class KernelBuilder {
 
   // Stores (op "st") or atomically adds (op "red") `value` to global `ptr` where `pred` holds.
   void predicated(const char* op, Value* ptr, Value* value, Value* pred);
+  // Consecutive f16 values (an even count) packed in pairs as 32-bit words, the first in the low half.
+  std::vector<Value*> half_pairs(const std::vector<Value*>& halves);
   // Stores `values` (consecutive elements, aligned to their total size) where `pred` holds.
   void predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred);
   // Atomically adds `values` (consecutive elements, aligned to their total size) where `pred` holds,
