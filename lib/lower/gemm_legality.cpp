@@ -96,6 +96,9 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
   if (p.u % (p.kl * p.ks))
     return no<Explain>("KL={} x KS={} must divide U={}: each warp group takes U/KL steps, KS at a time", p.kl,
                           p.ks, p.u);
+  if (dtype != ir::DType::f16 && !p.acc32)
+    return no<Explain>("ACC=16 (f16 accumulation) is for f16 only; {} accumulates in {}: ACC must be 32",
+                       ir::name(dtype), dtype == ir::DType::f64 ? "f64" : "f32");
   if (dtype == ir::DType::f16 && !p.acc32 && p.ms % 2)
     return no<Explain>("f16 accumulation works on f16x2 pairs along M: MS={} must be even", p.ms);
   if (p.tc != 0 && p.tc != 1) return no<Explain>("TC={} must be 0 or 1", p.tc);
@@ -105,7 +108,7 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
       return no<Explain>("TC=1 (tensor cores) is implemented for f16 and f64, not {}", ir::name(dtype));
     if (device.sm < 80)
       return no<Explain>("TC=1 needs mma.sync ({}), sm_80 or newer, not sm_{}", f64 ? "m8n8k4.f64" : "m16n8k16", device.sm);
-    if (!p.acc32) return no<Explain>("TC=1 accumulates in f32: ACC must be 32");
+    if (!p.acc32) return no<Explain>("TC=1 accumulates f16 products in f32: ACC must be 32");
     const int depth = f64 ? 4 : 16;  // K of one mma
     if (p.ks != 1) return no<Explain>("TC=1 reads fragments one {}-deep step at a time: KS={} must be 1", depth, p.ks);
     if (f64 && p.ns % 2)

@@ -319,8 +319,9 @@ TEST_CASE("legality: f16 accumulation needs an even MS, bf16 is not available") 
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(h, "ACC=16"), {}),
                  "f16 accumulation works on f16x2 pairs along M: MS=1 must be even");
   CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, with(h, "ACC=16,ML=64,MS=2"), {}));
-  // ACC only matters for f16.
-  CHECK_LEGAL(lower::check_gemm_params(DType::f32, false, false, with(h, "ACC=16"), {}));
+  // ACC=16 only means something for f16: elsewhere it is refused rather than ignored.
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, with(h, "ACC=16"), {}),
+                 "ACC=16 (f16 accumulation) is for f16 only");
   for (bool at : {false, true})
     for (bool bt : {false, true})
       CHECK_REJECTED(lower::check_gemm_params(DType::bf16, at, bt, base_params(), {}),
@@ -347,7 +348,11 @@ TEST_CASE("legality: TC=1 (tensor cores) needs f16 or f64, sm_80, f32 accumulati
                  "TC=1 needs mma.sync (m8n8k4.f64), sm_80 or newer, not sm_75");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, t, {.sm = 75}),
                  "TC=1 needs mma.sync (m16n8k16), sm_80 or newer, not sm_75");
-  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "ACC=16"), {}), "ACC must be 32");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "ACC=16"), {}),
+                 "TC=1 accumulates f16 products in f32: ACC must be 32");
+  // ACC=16 means f16 accumulation: on another dtype it would be ignored, so it is refused.
+  CHECK_REJECTED(lower::check_gemm_params(DType::f64, false, false, with(d, "ACC=16"), {}),
+                 "ACC=16 (f16 accumulation) is for f16 only; f64 accumulates in f64: ACC must be 32");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "KS=2"), {}), "KS=2 must be 1");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "NS=2,NL=64"), {}),
                  "NS=2 a multiple of 4");
