@@ -1,9 +1,11 @@
 // isaac-bench-conv: the CONV template against cuDNN (issue 5).
 //
-//   isaac-bench-conv sweep [--budget 600] [--candidates 150] [--dtypes f32,f16] [--out bench/results/conv-sweep-winners.csv]
-//     brute force: per problem of conv_problems.csv and dtype, samples legal parameter sets over the three
-//     layouts (NCHW/KCRS, CHWN/CRSK, NHWC/KRSC), compiles them on all cores, times each on the GPU
-//     (runtime::time_on_stream: warm-up, L2 flushed, median) and keeps the fastest.
+//   isaac-bench-conv sweep [--budget 600] [--candidates 150] [--model-seeds 8] [--refine-top 4] [--dtypes f32,f16]
+//                          [--out bench/results/conv-sweep-winners.csv]
+//     brute force: per problem of conv_problems.csv and dtype, the earlier winner in --out and the model's
+//     best sets per layout, a random sample of legal parameter sets over the three layouts (NCHW/KCRS,
+//     CHWN/CRSK, NHWC/KRSC), then hill climbing from the fastest; compiled on all cores, each timed on the
+//     GPU (runtime::time_on_stream: warm-up, L2 flushed, median); the fastest is kept.
 //   isaac-bench-conv tuned [--winners ...] [--csv bench/results/h100-conv-tuned.csv] [--top-k 10]
 //     the tuner (issue 6): model top-1 and top-k re-benchmarked, against the winners and cuDNN.
 //   isaac-bench-conv searches [--winners ...] [--csv bench/results/h100-conv-searches.csv] [--anneal-budget 40]
@@ -40,14 +42,17 @@ int main(int argc, char** argv) {
   app.require_subcommand(1, 1);
   std::string problems_path = ISAAC_CONV_PROBLEMS, dtypes = "f32,f16", out = "bench/results/conv-sweep-winners.csv";
   std::string winners = "bench/results/conv-sweep-winners.csv", csv = "bench/results/h100-conv.csv";
-  int candidates = 150;
-  double sweep_budget = 600, run_budget = 300;
+  SweepOptions sweep_options;
+  double run_budget = 300;
 
   auto* sweep_cmd = app.add_subcommand("sweep", "brute force over sampled legal parameter sets; writes the winners CSV");
   sweep_cmd->add_option("--problems", problems_path, "the problem list (name,n,p,q,k,c,r,s)");
   sweep_cmd->add_option("--dtypes", dtypes, "comma-separated: f32, f16, f64");
-  sweep_cmd->add_option("--candidates", candidates, "parameter sets sampled per problem and dtype");
-  sweep_cmd->add_option("--budget", sweep_budget, "seconds");
+  sweep_cmd->add_option("--candidates", sweep_options.candidates, "parameter sets sampled per problem and dtype");
+  sweep_cmd->add_option("--model-seeds", sweep_options.model_seeds, "the model's best sets per layout tried first");
+  sweep_cmd->add_option("--refine-top", sweep_options.refine_top,
+                        "hill climbing: the fastest sets whose neighbours each round tries");
+  sweep_cmd->add_option("--budget", sweep_options.budget_s, "seconds");
   sweep_cmd->add_option("--out", out, "the winners CSV written");
 
   auto* run_cmd = app.add_subcommand("run", "the winners against cuDNN under Google Benchmark");
@@ -92,7 +97,7 @@ int main(int argc, char** argv) {
     }
     auto problems = read_problems(problems_path);
     fmt::print("{} problems from {}; device {}\n", problems.size(), problems_path, runtime::device_info(0).name);
-    if (sweep_cmd->parsed()) return sweep(problems, split(dtypes, ','), candidates, sweep_budget, out);
+    if (sweep_cmd->parsed()) return sweep(problems, split(dtypes, ','), sweep_options, out);
     std::vector<std::string> extras = tuned_cmd->parsed()      ? tuned_cmd->remaining()
                                       : searches_cmd->parsed() ? searches_cmd->remaining()
                                                                : run_cmd->remaining();

@@ -7,9 +7,16 @@
 
 namespace isaac::bench {
 
-// Brute force: per problem and dtype, legal parameter sets sampled over the three layouts, compiled
-// on all cores, timed on the GPU; the fastest per problem and dtype go to `out_path`.
-int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& dtypes, int candidates, double budget_s,
+// Brute force: per problem and dtype, seeds (the earlier winners in `out_path`, the model's best
+// sets) and legal parameter sets sampled over the three layouts, then hill climbing from the fastest;
+// compiled on all cores, timed on the GPU; the fastest per problem and dtype go to `out_path`.
+struct SweepOptions {
+  int candidates = 150;  // the random sample per problem and dtype, spread over the layouts
+  int model_seeds = 8;   // the model's best sets per layout
+  int refine_top = 4;    // the fastest sets whose neighbours each hill-climbing round tries
+  double budget_s = 600;
+};
+int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& dtypes, const SweepOptions& options,
           const std::string& out_path);
 
 // The winners against cuDNN under Google Benchmark (argc/argv: its flags); rows go to `csv_path`.

@@ -78,6 +78,10 @@ std::vector<ConvWinner> read_winners(const std::vector<Problem>& problems, const
     auto pr = std::find_if(problems.begin(), problems.end(), [&](const Problem& p) { return p.name == head[1]; });
     if (pr == problems.end()) continue;
     ConvWinner w{head[0], head[2], line.substr(q1 + 1, q2 - q1 - 1), *pr, {}};
+    if (const auto tail = split(line.substr(q2 + 1), ','); tail.size() >= 2) {
+      w.ms = std::stod(tail[0]);
+      w.tflops = std::stod(tail[1]);
+    }
     const auto slash = w.layout.find('/');
     w.conv = make_conv(*pr, ir::parse_dtype(w.dtype), ir::parse_image_layout(w.layout.substr(0, slash)),
                        ir::parse_filter_layout(w.layout.substr(slash + 1)));

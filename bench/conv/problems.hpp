@@ -31,6 +31,7 @@ struct ConvWinner {
   std::string dtype, layout, params;
   Problem problem;
   ir::Conv conv;
+  double ms = 0, tflops = 0;  // as the sweep measured them
 };
 // The winners of problems on the list, in the file's order; throws InvalidArgument when the file
 // cannot be read.

@@ -60,7 +60,14 @@ class ConvEmitter : public TiledKernelBuilder {
   // The output offset (elements) of pixel part / filter part.
   Value* output_pixel_offset(const Pixel& px);
 
+  // A global address and whether it holds data (null: always).
+  struct Address {
+    Value *ptr, *valid;
+  };
+  Address input_address(size_t slot, Value* k0, bool predicated);
+  Address filter_address(size_t slot, Value* k0, bool predicated);
   void load_tile(Value* tile, bool predicated) override;
+  void copy_tile_async(Value* tile, Value* buffer, bool predicated) override;
   void epilogue() override;
 
   const ir::Conv& v_;
@@ -98,59 +105,96 @@ Value* ConvEmitter::output_pixel_offset(const Pixel& px) {
   return b_.CreateAdd(term(px.n, os[0]), b_.CreateAdd(term(px.p, os[2]), term(px.q, os[3])));
 }
 
+// Input slot `s` at reduction index j: its LUT entry gives the tap's offset and (dh, dw); taps
+// outside the image (padding, the LUT's tail padding, and past k_end where `predicated`) are not
+// `inside` and point at the input's first element.
+ConvEmitter::Address ConvEmitter::input_address(size_t s, Value* k0, bool predicated) {
+  auto* lut_type = llvm::FixedVectorType::get(i32_, 4);
+  Value* j = b_.CreateAdd(k0, a_k_[s]);
+  Value* entry = b_.CreateAlignedLoad(lut_type, gep(lut_type, LUT_, j), llvm::Align(16));
+  Value* h = b_.CreateAdd(a_h0_[s], b_.CreateExtractElement(entry, c32(1)));
+  Value* w = b_.CreateAdd(a_w0_[s], b_.CreateExtractElement(entry, c32(2)));
+  Value* inside = b_.CreateAnd(b_.CreateICmpULT(h, c32(v_.h)), b_.CreateICmpULT(w, c32(v_.w)));
+  if (predicated) inside = b_.CreateAnd(inside, b_.CreateICmpSLT(j, k_end_));
+  Value* offset = b_.CreateSelect(inside, b_.CreateAdd(a_base_[s], b_.CreateExtractElement(entry, c32(0))), c32(0));
+  return {gep(elem_, I_, b_.CreateZExt(offset, i64_)), inside};
+}
+
+// Filter slot `s`: a strided matrix over (j, k), j clamped to k_begin past k_end where `predicated`.
+ConvEmitter::Address ConvEmitter::filter_address(size_t s, Value* k0, bool predicated) {
+  Value* k = b_.CreateAdd(k0, b_k_[s]);
+  Value* in_range = nullptr;
+  if (predicated) {
+    in_range = b_.CreateICmpSLT(k, k_end_);
+    k = b_.CreateSelect(in_range, k, k_begin_);
+  }
+  Value* k_offset = b_.CreateSExt(k, i64_);
+  if (f_k_) k_offset = b_.CreateMul(k_offset, c64(fj_));
+  return {gep(elem_, F_, b_.CreateAdd(b_offset_[s], k_offset)), in_range};
+}
+
 // Loads stage `tile` of this block's reduction range into the prefetch registers. The input goes
 // through the LUT with its padding mask; `predicated` also zeroes what lies past k_end.
 void ConvEmitter::load_tile(Value* tile, bool predicated) {
   Value* k0 = b_.CreateAdd(k_begin_, b_.CreateMul(tile, c32(g_.u)));
-  auto* lut_type = llvm::FixedVectorType::get(i32_, 4);
-  // Input: one LUT entry per slot (vectors along c share their tap).
-  {
-    llvm::Type* type = vec(elem_, p_.vi);
-    for (size_t s = 0; s < a_base_.size(); ++s) {
-      Value* j = b_.CreateAdd(k0, a_k_[s]);
-      Value* entry = b_.CreateAlignedLoad(lut_type, gep(lut_type, LUT_, j), llvm::Align(16));
-      Value* h = b_.CreateAdd(a_h0_[s], b_.CreateExtractElement(entry, c32(1)));
-      Value* w = b_.CreateAdd(a_w0_[s], b_.CreateExtractElement(entry, c32(2)));
-      Value* inside = b_.CreateAnd(b_.CreateICmpULT(h, c32(v_.h)), b_.CreateICmpULT(w, c32(v_.w)));
-      if (predicated) inside = b_.CreateAnd(inside, b_.CreateICmpSLT(j, k_end_));
-      Value* offset = b_.CreateSelect(inside, b_.CreateAdd(a_base_[s], b_.CreateExtractElement(entry, c32(0))), c32(0));
-      Value* value = b_.CreateAlignedLoad(type, gep(elem_, I_, b_.CreateZExt(offset, i64_)),
-                                          llvm::Align(p_.vi * l_.elem));
-      b_.CreateStore(b_.CreateSelect(inside, value, zero(type)), pre_a_[s]);
-    }
+  llvm::Type* in_type = vec(elem_, p_.vi);
+  for (size_t s = 0; s < a_base_.size(); ++s) {
+    Address a = input_address(s, k0, predicated);
+    Value* value = b_.CreateAlignedLoad(in_type, a.ptr, llvm::Align(p_.vi * l_.elem));
+    b_.CreateStore(b_.CreateSelect(a.valid, value, zero(in_type)), pre_a_[s]);
   }
-  // Filter: a strided matrix over (j, k), k clamped once.
-  {
-    llvm::Type* type = vec(elem_, p_.vf);
-    for (size_t s = 0; s < b_offset_.size(); ++s) {
-      Value* k = b_.CreateAdd(k0, b_k_[s]);
-      Value* in_range = nullptr;
-      if (predicated) {
-        in_range = b_.CreateICmpSLT(k, k_end_);
-        k = b_.CreateSelect(in_range, k, k_begin_);
-      }
-      Value* k_offset = b_.CreateSExt(k, i64_);
-      if (f_k_) k_offset = b_.CreateMul(k_offset, c64(fj_));
-      Value* value = b_.CreateAlignedLoad(type, gep(elem_, F_, b_.CreateAdd(b_offset_[s], k_offset)),
-                                          llvm::Align(p_.vf * l_.elem));
-      if (predicated) value = b_.CreateSelect(in_range, value, zero(type));
-      b_.CreateStore(value, pre_b_[s]);
-    }
+  llvm::Type* f_type = vec(elem_, p_.vf);
+  for (size_t s = 0; s < b_offset_.size(); ++s) {
+    Address f = filter_address(s, k0, predicated);
+    Value* value = b_.CreateAlignedLoad(f_type, f.ptr, llvm::Align(p_.vf * l_.elem));
+    if (predicated) value = b_.CreateSelect(f.valid, value, zero(f_type));
+    b_.CreateStore(value, pre_b_[s]);
   }
 }
 
+// TC=1: each slot's vector goes straight to its place in the shared tile, as in the GEMM template;
+// padding taps and what lies past k_end are zero-filled by the copy. Vectors under 4 bytes (single
+// f16 elements) are loaded and stored by the thread.
+void ConvEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
+  Value* k0 = b_.CreateAdd(k_begin_, b_.CreateMul(tile, c32(g_.u)));
+  auto copy = [&](const std::vector<LoadSlot>& slots, int along, int vector, int region, int stage_size, int pitch,
+                  const std::function<Address(size_t)>& address) {
+    Value* lane = b_.CreateMul(b_.CreateURem(tid_, c32(along)), c32(vector));
+    Value* row = b_.CreateUDiv(tid_, c32(along));
+    Value* base = b_.CreateAdd(c32(region), b_.CreateMul(buffer, c32(stage_size)));
+    const int bytes = vector * l_.elem;
+    for (size_t s = 0; s < slots.size(); ++s) {
+      Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(c32(slots[s].o), row), c32(pitch)),
+                                                     b_.CreateAdd(c32(slots[s].c), lane)));
+      Address a = address(s);
+      if (bytes < 4) {
+        Value* value = b_.CreateAlignedLoad(elem_, a.ptr, llvm::Align(l_.elem));
+        if (a.valid) value = b_.CreateSelect(a.valid, value, zero(elem_));
+        b_.CreateAlignedStore(value, gep(elem_, smem_, index), llvm::Align(l_.elem));
+        continue;
+      }
+      Value* source_bytes = a.valid ? b_.CreateSelect(a.valid, c32(bytes), c32(0)) : c32(bytes);
+      async_copy(gep(elem_, smem_, index), a.ptr, bytes, source_bytes);
+    }
+  };
+  copy(slots_a_, g_.la, g_.va, 0, l_.stage_a, l_.pitch_a,
+       [&](size_t s) { return input_address(s, k0, predicated); });
+  copy(slots_b_, g_.lb, g_.vb, l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b,
+       [&](size_t s) { return filter_address(s, k0, predicated); });
+}
+
 void ConvEmitter::epilogue() {
-  Value* m0 = b_.CreateAdd(b_.CreateMul(bm_, c32(g_.ml)), b_.CreateMul(tm_, c32(l_.fvm)));
-  Value* n0 = b_.CreateAdd(b_.CreateMul(bn_, c32(g_.nl)), b_.CreateMul(tn_, c32(l_.fvn)));
+  Value* m0 = b_.CreateMul(bm_, c32(g_.ml));
+  Value* n0 = b_.CreateMul(bn_, c32(g_.nl));
   // Per pixel of the thread tile: its output offset and whether it exists; per filter likewise.
   std::vector<Value*> pixel_offset, pixel_ok, filter, filter_ok;
   for (int i = 0; i < g_.ms; ++i) {
-    Value* m = b_.CreateAdd(m0, c32(fragment_offset(i, l_.fvm, g_.ml, g_.ms)));
+    Value* m = b_.CreateAdd(m0, cell_row(i));
     pixel_ok.push_back(b_.CreateICmpULT(m, c32(npq_)));
     pixel_offset.push_back(output_pixel_offset(decompose(min32(m, c32(npq_ - 1)))));
   }
   for (int j = 0; j < g_.ns; ++j) {
-    Value* k = b_.CreateAdd(n0, c32(fragment_offset(j, l_.fvn, g_.nl, g_.ns)));
+    Value* k = b_.CreateAdd(n0, cell_column(j));
     filter_ok.push_back(b_.CreateICmpULT(k, c32(v_.k)));
     filter.push_back(min32(k, c32(v_.k - 1)));
   }

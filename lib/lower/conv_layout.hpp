@@ -11,7 +11,7 @@ namespace isaac::lower {
 inline GemmParams conv_as_gemm(const ConvParams& p) {
   GemmParams g;
   g.ml = p.pl, g.nl = p.kl, g.ms = p.ps, g.ns = p.ks, g.u = p.u, g.ks = p.cs, g.kl = p.cl, g.kg = p.cg;
-  g.va = p.vi, g.vb = p.vf, g.la = p.li, g.lb = p.lf, g.db = p.db, g.sw = 1, g.acc32 = 1;
+  g.va = p.vi, g.vb = p.vf, g.la = p.li, g.lb = p.lf, g.db = p.db, g.sw = 1, g.acc32 = 1, g.tc = p.tc;
   return g;
 }
 

@@ -1,5 +1,6 @@
 // The CONV template's legality function, register estimate, look-up table, grid and search space.
 #include "lower/conv_layout.hpp"
+#include "lower/tensor_core_rules.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/lower/conv.hpp>
@@ -8,7 +9,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 #include <limits>
+#include <optional>
+#include <string>
 
 namespace isaac::lower {
 
@@ -68,6 +72,7 @@ Legality check_conv_params(ir::DType dtype, bool in_red, bool f_k, const ConvPar
                              {"CS", p.cs}, {"CL", p.cl}, {"CG", p.cg}, {"VI", p.vi}, {"VF", p.vf}})
     if (!power_of_two(value)) return no(fmt::format("{}={} must be a power of two", name, value));
   if (p.db != 0 && p.db != 1) return no(fmt::format("DB={} must be 0 or 1", p.db));
+  if (auto r = check_tensor_core_tiling<true>(dtype, conv_as_gemm(p), device, conv_keys); !r) return r;
   if (p.pl % p.ps) return no(fmt::format("PS={} must divide PL={}", p.ps, p.pl));
   if (p.kl % p.ks) return no(fmt::format("KS={} must divide KL={}", p.ks, p.kl));
   if (p.u % (p.cl * p.cs))
@@ -85,13 +90,18 @@ Legality check_conv_params(ir::DType dtype, bool in_red, bool f_k, const ConvPar
   if (int smem = l.shared_bytes(conv_as_gemm(p)); smem > device.max_shared_per_block)
     return no(fmt::format("{} bytes of shared memory exceed the device's {} per block", smem,
                           device.max_shared_per_block));
+  // ptxas spills rather than exceed a thread's share of the register file. In a ptxas sweep of 378
+  // register-heavy sets (sm_80 and sm_90), the sets that spilled had CL > 1 with 128 accumulators, or
+  // an estimate within 6 registers of the budget.
+  if (p.cl > 1 && p.ps * p.ks >= 128)
+    return no(fmt::format("CL={} with PS x KS = {} accumulators per thread: ptxas spills such sets (use a smaller "
+                          "PS x KS)",
+                          p.cl, p.ps * p.ks));
   int registers = estimate_conv_registers(dtype, in_red, f_k, p);
-  if (registers > device.max_registers_per_thread)
-    return no(fmt::format("an estimated {} registers per thread exceed the limit of {}", registers,
-                          device.max_registers_per_thread));
-  if (registers * l.threads > device.registers_per_block)
-    return no(fmt::format("an estimated {} registers x {} threads exceed the {} registers of a block", registers,
-                          l.threads, device.registers_per_block));
+  int budget = std::min(device.max_registers_per_thread, device.registers_per_block / l.threads / 8 * 8);
+  if (registers + 8 > budget)
+    return no(fmt::format("an estimated {} registers per thread (+8 of margin) exceed the budget of {} for {} threads",
+                          registers, budget, l.threads));
   return {};
 }
 
@@ -217,38 +227,82 @@ double conv_flops(const ir::Conv& v) {
   return 2.0 * static_cast<double>(v.n * v.p * v.q) * static_cast<double>(v.k) * static_cast<double>(v.c * v.r * v.s);
 }
 
+namespace {
+
+// The search space's lists of values.
+constexpr int tiles[] = {16, 32, 64, 128, 256}, thread_tiles[] = {1, 2, 4, 8, 16}, warp_groups[] = {1, 2, 4},
+              depths[] = {4, 8, 16, 32}, steps[] = {1, 2}, vectors[] = {1, 2, 4, 8}, buffers[] = {0, 1},
+              splits[] = {1, 2, 4, 8, 16};
+
+template <std::size_t N>
+bool listed(const int (&list)[N], int v) {
+  return std::find(std::begin(list), std::end(list), v) != std::end(list);
+}
+
+// Tensor cores where the template has them for this dtype and device.
+std::vector<int> tensor_core_choices(const ir::Conv& problem, const DeviceLimits& device) {
+  bool mma = (problem.dtype == ir::DType::f16 || problem.dtype == ir::DType::f64) && device.sm >= 80;
+  return mma ? std::vector<int>{0, 1} : std::vector<int>{0};
+}
+
+// The most threads (a power of two dividing the block) side by side along a tile's contiguous axis.
+int widest(int contiguous, int vector, int threads) {
+  int along = std::min(threads, std::max(1, contiguous / vector));
+  while (along > 1 && (threads % along || contiguous % (along * vector))) along /= 2;
+  return along;
+}
+
+}  // namespace
+
+void fit_conv_load_layouts(const ir::Conv& problem, ConvParams& p) {
+  int threads = p.threads();
+  p.li = widest(conv_input_reduction_contiguous(problem) ? p.u : p.pl, p.vi, threads);
+  p.lf = widest(conv_filter_k_contiguous(problem) ? p.kl : p.u, p.vf, threads);
+}
+
+std::optional<std::string> outside_conv_space(const ir::Conv& problem, const ConvParams& p,
+                                              const ConvEpilogue& epilogue, const DeviceLimits& device) {
+  auto tc = tensor_core_choices(problem, device);
+  if (!listed(tiles, p.pl) || !listed(tiles, p.kl) || !listed(thread_tiles, p.ps) || !listed(thread_tiles, p.ks) ||
+      !listed(warp_groups, p.cl) || !listed(depths, p.u) || !listed(steps, p.cs) || !listed(vectors, p.vi) ||
+      !listed(vectors, p.vf) || !listed(buffers, p.db) || !listed(splits, p.cg) ||
+      std::find(tc.begin(), tc.end(), p.tc) == tc.end())
+    return fmt::format("{}: a value outside conv_space's lists", p.str());
+  if (p.threads() < 64) return fmt::format("{} threads: conv_space starts at 64", p.threads());
+  ConvParams fitted = p;
+  fit_conv_load_layouts(problem, fitted);
+  if (fitted.li != p.li || fitted.lf != p.lf)
+    return fmt::format("LI={}, LF={}: conv_space sets LI={}, LF={}", p.li, p.lf, fitted.li, fitted.lf);
+  if (auto legal = check_conv(problem, p, epilogue, device); !legal) return legal.reason;
+  return std::nullopt;
+}
+
 std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& epilogue, const DeviceLimits& device) {
-  auto widest = [](int contiguous, int vector, int threads) {
-    int along = std::min(threads, std::max(1, contiguous / vector));
-    while (along > 1 && (threads % along || contiguous % (along * vector))) along /= 2;
-    return along;
-  };
-  bool in_red = conv_input_reduction_contiguous(problem), f_k = conv_filter_k_contiguous(problem);
   std::vector<ConvParams> out;
   ConvParams p;
-  for (int pl : {16, 32, 64, 128, 256})
-    for (int kl : {16, 32, 64, 128, 256})
-      for (int ps : {1, 2, 4, 8})
-        for (int ks : {1, 2, 4, 8})
-          for (int cl : {1, 2, 4}) {
-            p.pl = pl, p.kl = kl, p.ps = ps, p.ks = ks, p.cl = cl;
-            int threads = p.threads();
-            if (threads % 32 || threads > device.max_threads_per_block || threads < 64) continue;
-            for (int u : {4, 8, 16, 32})
-              for (int cs : {1, 2})
-                for (int vi : {1, 2, 4, 8})
-                  for (int vf : {1, 2, 4, 8})
-                    for (int db : {0, 1}) {
-                      p.u = u, p.cs = cs, p.vi = vi, p.vf = vf, p.db = db, p.cg = 1;
-                      p.li = widest(in_red ? p.u : p.pl, p.vi, threads);
-                      p.lf = widest(f_k ? p.kl : p.u, p.vf, threads);
-                      if (!check_conv(problem, p, epilogue, device)) continue;
-                      for (int cg : {1, 2, 4, 8, 16}) {
-                        p.cg = cg;
-                        if (check_conv(problem, p, epilogue, device)) out.push_back(p);
+  for (int tc : tensor_core_choices(problem, device))
+    for (int pl : tiles)
+      for (int kl : tiles)
+        for (int ps : thread_tiles)
+          for (int ks : thread_tiles)
+            for (int cl : warp_groups) {
+              p.pl = pl, p.kl = kl, p.ps = ps, p.ks = ks, p.cl = cl, p.tc = tc;
+              int threads = p.threads();
+              if (threads % 32 || threads > device.max_threads_per_block || threads < 64) continue;
+              for (int u : depths)
+                for (int cs : steps)
+                  for (int vi : vectors)
+                    for (int vf : vectors)
+                      for (int db : buffers) {
+                        p.u = u, p.cs = cs, p.vi = vi, p.vf = vf, p.db = db, p.cg = 1;
+                        fit_conv_load_layouts(problem, p);
+                        if (!check_conv(problem, p, epilogue, device)) continue;
+                        for (int cg : splits) {
+                          p.cg = cg;
+                          if (check_conv(problem, p, epilogue, device)) out.push_back(p);
+                        }
                       }
-                    }
-          }
+            }
   return out;
 }
 

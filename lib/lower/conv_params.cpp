@@ -11,7 +11,7 @@ constexpr ParamField<ConvParams> fields[] = {
     {"PL", &ConvParams::pl}, {"KL", &ConvParams::kl}, {"PS", &ConvParams::ps}, {"KS", &ConvParams::ks},
     {"U", &ConvParams::u},   {"CS", &ConvParams::cs}, {"CL", &ConvParams::cl}, {"CG", &ConvParams::cg},
     {"VI", &ConvParams::vi}, {"VF", &ConvParams::vf}, {"LI", &ConvParams::li}, {"LF", &ConvParams::lf},
-    {"DB", &ConvParams::db},
+    {"DB", &ConvParams::db}, {"TC", &ConvParams::tc},
 };
 
 }  // namespace

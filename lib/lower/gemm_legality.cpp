@@ -1,4 +1,5 @@
 #include "lower/gemm_layout.hpp"
+#include "lower/tensor_core_rules.hpp"
 
 #include <isaac/lower/gemm.hpp>
 
@@ -10,13 +11,6 @@
 namespace isaac::lower {
 
 namespace {
-
-// The searches check a million sets per problem: with Explain = false a refusal formats no reason.
-template <bool Explain, class... Args>
-Legality no(fmt::format_string<Args...> format, Args&&... args) {
-  if constexpr (Explain) return {false, fmt::format(format, std::forward<Args>(args)...)};
-  else return {false, {}};
-}
 
 // (x & (x - 1)): std::has_single_bit calls libgcc's popcount without -mpopcnt, and the searches
 // check a million sets.
@@ -101,27 +95,7 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
                        ir::name(dtype), dtype == ir::DType::f64 ? "f64" : "f32");
   if (dtype == ir::DType::f16 && !p.acc32 && p.ms % 2)
     return no<Explain>("f16 accumulation works on f16x2 pairs along M: MS={} must be even", p.ms);
-  if (p.tc != 0 && p.tc != 1) return no<Explain>("TC={} must be 0 or 1", p.tc);
-  if (p.tc) {
-    const bool f64 = dtype == ir::DType::f64;
-    if (dtype != ir::DType::f16 && !f64)
-      return no<Explain>("TC=1 (tensor cores) is implemented for f16 and f64, not {}", ir::name(dtype));
-    if (device.sm < 80)
-      return no<Explain>("TC=1 needs mma.sync ({}), sm_80 or newer, not sm_{}", f64 ? "m8n8k4.f64" : "m16n8k16", device.sm);
-    if (!p.acc32) return no<Explain>("TC=1 accumulates f16 products in f32: ACC must be 32");
-    const int depth = f64 ? 4 : 16;  // K of one mma
-    if (p.ks != 1) return no<Explain>("TC=1 reads fragments one {}-deep step at a time: KS={} must be 1", depth, p.ks);
-    if (f64 && p.ns % 2)
-      return no<Explain>("TC=1 gives each warp an (8 MS) x (4 NS) tile of 8x8 mma tiles: NS={} must be even", p.ns);
-    if (!f64 && (p.ms % 2 || p.ns % 4))
-      return no<Explain>("TC=1 gives each warp an (8 MS) x (4 NS) tile of 16x8 mma tiles, read in 16-wide pairs "
-                         "along N: MS={} must be even and NS={} a multiple of 4", p.ms, p.ns);
-    if ((p.ml / p.ms) % 8 || (p.nl / p.ns) % 4)
-      return no<Explain>("TC=1 lays a warp's threads out 8 along M and 4 along N: ML/MS={} must be a multiple of 8 "
-                         "and NL/NS={} a multiple of 4", p.ml / p.ms, p.nl / p.ns);
-    if ((p.u / p.kl) % depth)
-      return no<Explain>("TC=1 consumes K {} at a time: U/KL={}/{} must be a multiple of {}", depth, p.u, p.kl, depth);
-  }
+  if (auto r = check_tensor_core_tiling<Explain>(dtype, p, device, gemm_keys); !r) return r;
   GemmLayout l(dtype, a_trans, b_trans, p);
   if (l.threads % 32) return no<Explain>("(ML/MS)x(NL/NS)xKL = {} threads is not a whole number of warps", l.threads);
   if (l.threads > device.max_threads_per_block)

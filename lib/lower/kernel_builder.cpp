@@ -492,10 +492,6 @@ void KernelBuilder::async_copy(Value* shared_ptr, Value* global_ptr, int bytes, 
   b_.CreateCall(asm_fn, {b_.CreatePtrToInt(shared_ptr, i64_), b_.CreatePtrToInt(global_ptr, i64_), source_bytes});
 }
 
-void TiledKernelBuilder::copy_tile_async(Value*, Value*, bool) {
-  throw InvalidArgument("TC=1 (tensor cores) is available for the GEMM template only");
-}
-
 // TC=1: a pipeline of `stages` shared-memory buffers filled by cp.async. Stage t is copied S - 1
 // iterations ahead; one commit group per iteration (empty ones too) keeps wait_group's count exact,
 // and the barrier after the wait also tells every warp that the buffer about to be refilled is no

@@ -99,8 +99,8 @@ class TiledKernelBuilder : public KernelBuilder {
   // Writes warp group 0's accumulators to the output.
   virtual void epilogue() = 0;
   // TC=1: copies stage `tile` of this block's K range into shared-memory buffer `buffer` with
-  // cp.async (zeros past the K range where `predicated`). Only the GEMM template has TC=1.
-  virtual void copy_tile_async(Value* tile, Value* buffer, bool predicated);
+  // cp.async (zeros past the K range where `predicated`).
+  virtual void copy_tile_async(Value* tile, Value* buffer, bool predicated) = 0;
   bool a_rows_k() const { return l_.a_rows_k; }
   bool b_rows_k() const { return l_.b_rows_k; }
 

@@ -20,7 +20,7 @@ const std::vector<std::string>& conv_feature_names() {
       "log2_pad_plus_1", "log2_dilation", "log2_gemm_m", "log2_gemm_n", "log2_gemm_k", "input_reduction_contiguous",
       "filter_k_contiguous", "f16", "bf16", "f32", "f64",
       "log2_pl", "log2_kl", "log2_ps", "log2_ks", "log2_u", "log2_cs", "log2_cl", "log2_cg", "log2_vi", "log2_vf",
-      "log2_li", "log2_lf", "db", "log2_threads", "log2_blocks", "log2_reduction_iterations"};
+      "log2_li", "log2_lf", "db", "tc", "log2_threads", "log2_blocks", "log2_reduction_iterations"};
   return names;
 }
 
@@ -42,6 +42,7 @@ std::vector<double> conv_features(const ir::Conv& v, std::span<const lower::Conv
     double* o = std::copy(problem.begin(), problem.end(), out.data() + i * width);
     for (int x : {p.pl, p.kl, p.ps, p.ks, p.u, p.cs, p.cl, p.cg, p.vi, p.vf, p.li, p.lf}) *o++ = lg(x);
     *o++ = p.db;
+    *o++ = p.tc;
     *o++ = lg(p.threads());
     *o++ = lg(double(ceil_div(g.m, p.pl) * ceil_div(g.n, p.kl) * std::max(p.cg, 1)));
     *o++ = lg(double(ceil_div(ceil_div(g.k, std::max(p.cg, 1)), p.u)));

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -44,7 +45,9 @@ TEST_CASE("CONV parameters print in one order and parse back") {
   ConvParams p;
   p.pl = 128, p.kl = 32, p.ps = 8, p.ks = 2, p.u = 16, p.cs = 2, p.cl = 4, p.cg = 8, p.vi = 4, p.vf = 2;
   p.li = 16, p.lf = 8, p.db = 0;
-  CHECK(p.str() == "PL=128,KL=32,PS=8,KS=2,U=16,CS=2,CL=4,CG=8,VI=4,VF=2,LI=16,LF=8,DB=0");
+  CHECK(p.str() == "PL=128,KL=32,PS=8,KS=2,U=16,CS=2,CL=4,CG=8,VI=4,VF=2,LI=16,LF=8,DB=0,TC=0");
+  // Text written before TC existed reads as TC=0.
+  CHECK(lower::parse_conv_params("PL=128,KL=32,PS=8,KS=2,U=16,CS=2,CL=4,CG=8,VI=4,VF=2,LI=16,LF=8,DB=0") == p);
   CHECK(lower::parse_conv_params(p.str()) == p);
   CHECK(lower::parse_conv_params("") == ConvParams{});
   ConvParams q = lower::parse_conv_params("KL=32,PL=128");
@@ -55,13 +58,13 @@ TEST_CASE("CONV parameters print in one order and parse back") {
     ConvParams r;
     for (int ConvParams::*f : {&ConvParams::pl, &ConvParams::kl, &ConvParams::ps, &ConvParams::ks, &ConvParams::u,
                                &ConvParams::cs, &ConvParams::cl, &ConvParams::cg, &ConvParams::vi, &ConvParams::vf,
-                               &ConvParams::li, &ConvParams::lf, &ConvParams::db})
+                               &ConvParams::li, &ConvParams::lf, &ConvParams::db, &ConvParams::tc})
       r.*f = static_cast<int>(rng() % 300);
     CHECK(lower::parse_conv_params(r.str()) == r);
   }
   CHECK_THROWS_WITH_AS(lower::parse_conv_params("PL=64,FOO=3"),
                        doctest::Contains("unknown CONV parameter 'FOO': the keys are PL, KL, PS, KS, U, CS, CL, CG, "
-                                         "VI, VF, LI, LF, DB"),
+                                         "VI, VF, LI, LF, DB, TC"),
                        InvalidArgument);
   CHECK_THROWS_WITH_AS(lower::parse_conv_params("PL=6x"), doctest::Contains("non-integer value '6x'"), InvalidArgument);
   CHECK_THROWS_WITH_AS(lower::parse_conv_params("PL"), doctest::Contains("expected KEY=VALUE"), InvalidArgument);
@@ -95,8 +98,32 @@ TEST_CASE("CONV legality: the parameters alone") {
   CHECK_REJECTED(check(base(), small), "bytes of shared memory exceed the device's 4096 per block");
   lower::DeviceLimits tight;
   tight.max_registers_per_thread = 32;
-  CHECK_REJECTED(check(base(), tight), "registers per thread exceed the limit of 32");
+  CHECK_REJECTED(check(base(), tight), "registers per thread (+8 of margin) exceed the budget of 32 for 256 threads");
+  CHECK_REJECTED(check(mod([](ConvParams& p) { p.pl = 128, p.kl = 128, p.ps = 16, p.ks = 8, p.cl = 2, p.li = 32; })),
+                 "CL=2 with PS x KS = 128 accumulators per thread: ptxas spills such sets");
   CHECK_REJECTED(lower::check_conv_params(DType::bf16, false, false, base()), "bf16");
+}
+
+TEST_CASE("CONV legality: TC=1 (tensor cores) has GEMM's rules, in CONV's names") {
+  // 8 x 4 warps' threads of 4 PS x 8 KS: a 128 x 64 tile of 256 threads, U = 32.
+  ConvParams t = lower::parse_conv_params("PL=128,KL=64,PS=4,KS=8,U=32,VI=8,VF=8,LI=16,LF=4,TC=1");
+  auto check = [](DType dtype, const ConvParams& p, lower::DeviceLimits d = {}) {
+    return lower::check_conv_params(dtype, false, false, p, d);
+  };
+  auto with = [&](std::string more) { return lower::parse_conv_params(t.str() + "," + more); };
+  CHECK_LEGAL(check(DType::f16, t));
+  CHECK_LEGAL(check(DType::f16, with("CL=2,KL=32,VF=4,LF=8")));
+  CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4,LI=32,LF=8")),
+                 "TC=1 (tensor cores) is implemented for f16 and f64, not f32");
+  CHECK_REJECTED(check(DType::f16, t, {.sm = 75}), "TC=1 needs mma.sync (m16n8k16), sm_80 or newer, not sm_75");
+  CHECK_REJECTED(check(DType::f16, with("CS=2")), "CS=2 must be 1");
+  CHECK_REJECTED(check(DType::f16, with("KS=2,KL=16,LF=2")), "KS=2 a multiple of 4");
+  CHECK_REJECTED(check(DType::f16, with("PL=64,PS=16")), "PL/PS=4 must be a multiple of 8");
+  CHECK_REJECTED(check(DType::f16, with("U=16,CL=2")), "TC=1 consumes C*R*S 16 at a time: U/CL=16/2 must be a multiple of 16");
+  CHECK_REJECTED(check(DType::f16, with("TC=2")), "TC=2 must be 0 or 1");
+  ConvParams d = lower::parse_conv_params("PL=64,KL=64,PS=4,KS=8,U=16,VI=2,VF=2,LI=32,LF=8,TC=1");
+  CHECK_LEGAL(check(DType::f64, d));
+  CHECK_REJECTED(check(DType::f64, lower::parse_conv_params(d.str() + ",KS=1,KL=8")), "KS=1 must be even");
 }
 
 TEST_CASE("CONV legality against a problem: layouts, vectors, alignment, splits, epilogue") {
@@ -147,6 +174,32 @@ TEST_CASE("CONV legality against a problem: layouts, vectors, alignment, splits,
 
   CHECK_THROWS_WITH_AS(lower::emit_conv(nchw, p, lower::parse_target("sm_90")),
                        doctest::Contains("illegal CONV parameters"), InvalidArgument);
+}
+
+TEST_CASE("conv_space: tensor cores only for f16 and f64 on sm_80+, and every set is inside the space") {
+  for (DType t : {DType::f32, DType::f16, DType::f64})
+    for (int sm : {75, 90}) {
+      ir::Conv v = conv(t, ImageLayout::chwn, FilterLayout::crsk, 16, 64, 14, 64);
+      lower::DeviceLimits device{.sm = sm};
+      auto space = lower::conv_space(v, {}, device);
+      REQUIRE(!space.empty());
+      auto tc = std::count_if(space.begin(), space.end(), [](const ConvParams& p) { return p.tc == 1; });
+      bool mma = t != DType::f32 && sm >= 80;
+      INFO(ir::name(t), " sm_", sm, ": ", tc, " TC=1 sets of ", space.size());
+      CHECK((tc > 0) == mma);
+      CHECK(std::any_of(space.begin(), space.end(), [](const ConvParams& p) { return p.ps == 16 || p.ks == 16; }));
+      for (std::size_t i = 0; i < space.size(); i += 97) {
+        auto why = lower::outside_conv_space(v, space[i], {}, device);
+        CHECK_MESSAGE(!why, space[i].str() << ": " << why.value_or(""));
+      }
+      ConvParams off = space.front();
+      off.li = off.li == 1 ? 2 : 1;
+      CHECK(lower::outside_conv_space(v, off, {}, device).value_or("").find("conv_space sets LI=") != std::string::npos);
+      off = space.front();
+      off.u = 64;
+      CHECK(lower::outside_conv_space(v, off, {}, device).value_or("").find("outside conv_space's lists") !=
+            std::string::npos);
+    }
 }
 
 TEST_CASE("the CONV look-up table: offsets and taps per reduction index, padded with taps outside the image") {
@@ -203,9 +256,13 @@ TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dty
         ir::Conv v = ir::dense_conv(t, s.n, s.c, s.h, s.h, s.k, s.r, s.r, s.stride, s.pad, s.dil, il, fl);
         auto space = lower::conv_space(v);
         REQUIRE_MESSAGE(!space.empty(), "no legal parameters for " << ir::to_string(v));
+        std::vector<ConvParams> tc;
+        std::copy_if(space.begin(), space.end(), std::back_inserter(tc), [](const ConvParams& p) { return p.tc; });
         for (int i = 0; i < 6; ++i) {
           lower::ConvEpilogue e{(count % 3) == 0, false};
-          ConvParams p = space[rng() % space.size()];
+          // Half the f16 and f64 draws from the tensor-core sets.
+          const auto& from = i % 2 && !tc.empty() ? tc : space;
+          ConvParams p = from[rng() % from.size()];
           if (p.cg == 1 && count % 5 == 0) e.relu = true;
           lower::Target target = lower::parse_target(count % 2 ? "sm_80" : "sm_90");
           jobs.push_back({v, p, e, target});
@@ -240,6 +297,8 @@ TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dty
   });
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int failed = 0, spilled = 0;
+  auto tc_jobs = std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.params.tc; });
+  CHECK(tc_jobs >= 50);
   double emit_total = 0, est_error = 0, est_bias = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const auto& r = results[i];
@@ -256,9 +315,9 @@ TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dty
       FAIL_CHECK(what << ": " << r.spills << " bytes of spills (" << r.regs << " registers)");
     }
   }
-  MESSAGE(fmt::format("{} CONV kernels through ptxas in {:.1f} s on 2 threads: {} failed, {} spilled; LLVM {:.1f} ms "
+  MESSAGE(fmt::format("{} CONV kernels ({} TC=1) through ptxas in {:.1f} s on 2 threads: {} failed, {} spilled; LLVM {:.1f} ms "
                       "per kernel on average; register estimate off by {:.1f} on average (estimate - ptxas: {:+.1f})",
-                      jobs.size(), seconds, failed, spilled, emit_total / jobs.size(), est_error / jobs.size(),
+                      jobs.size(), tc_jobs, seconds, failed, spilled, emit_total / jobs.size(), est_error / jobs.size(),
                       est_bias / jobs.size()));
   CHECK(failed == 0);
   CHECK(spilled == 0);

@@ -44,7 +44,8 @@ std::int64_t span(const std::array<std::int64_t, 4>& extents, const std::array<s
   return s;
 }
 
-std::vector<Case> make_cases(const lower::DeviceLimits& limits) {
+// tensor_cores: only TC=1 sets, for f16 and f64 (none when the device has no mma.sync).
+std::vector<Case> make_cases(const lower::DeviceLimits& limits, bool tensor_cores = false) {
   std::mt19937_64 rng(20170917);
   struct Shape {
     std::int64_t n, c, h, w, k, r, s, stride, pad, dilation;
@@ -66,13 +67,17 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits) {
                                                           {ImageLayout::nhwc, FilterLayout::krsc},
                                                           {ImageLayout::nchw, FilterLayout::crsk}};
   std::vector<Case> cases;
-  for (ir::DType t : {ir::DType::f32, ir::DType::f16, ir::DType::f64})
+  std::vector<ir::DType> dtypes{ir::DType::f32, ir::DType::f16, ir::DType::f64};
+  if (tensor_cores) dtypes = {ir::DType::f16, ir::DType::f64};
+  for (ir::DType t : dtypes)
     for (auto [il, fl] : layouts)
       for (const Shape& s : shapes) {
         ir::Conv v = ir::dense_conv(t, s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.dilation, il, fl);
         v.stride_w = s.stride;  // square strides, as dense_conv makes them
         auto space = lower::conv_space(v, {}, limits);
-        REQUIRE_MESSAGE(!space.empty(), "no legal parameters for " << ir::to_string(v));
+        if (tensor_cores) std::erase_if(space, [](const lower::ConvParams& p) { return !p.tc; });
+        REQUIRE_MESSAGE(!space.empty(), "no legal " << (tensor_cores ? "TC=1 " : "") << "parameters for "
+                                                    << ir::to_string(v));
         // Favour the vectorised sets (what the sweep picks) while keeping the scalar ones.
         for (int i = 0; i < 2; ++i) {
           const lower::ConvParams& p = space[rng() % space.size()];
@@ -123,7 +128,9 @@ void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng) {
                {{"alpha", 1.0}, {"beta", 0.0}});
 
   ir::DType accumulation = v.dtype == ir::DType::f64 ? ir::DType::f64 : ir::DType::f32;
-  std::int64_t terms = v.c * v.r * v.s + c.params.cg + 3;
+  // Tensor cores round their f32 sums toward zero, not to nearest: twice the unit roundoff, counted
+  // as twice the terms.
+  std::int64_t terms = (c.params.tc ? 2 : 1) * (v.c * v.r * v.s + c.params.cg + 3);
   int output_roundings = c.params.cg > 1 ? c.params.cg + 3 : 2;
   int wrong = 0;
   std::string first;
@@ -191,10 +198,20 @@ TEST_CASE("CONV: every layout, dtype, padding, stride, dilation and split matche
   compile_and_check(make_cases(device_limits(runtime::device_info(0))));
 }
 
-TEST_CASE("CONV: hand-picked parameter sets (vectors, CG splits with bias, CL warp groups, single stage)") {
+TEST_CASE("CONV TC=1: tensor cores (f16 mma.sync, f64 DMMA) on every layout, padding, stride and split") {
+  auto info = runtime::device_info(0);
+  if (info.compute_capability() < 80) {
+    MESSAGE("SKIPPED: TC=1 needs sm_80 or newer; this device is sm_" << info.compute_capability());
+    return;
+  }
+  compile_and_check(make_cases(device_limits(info), true));
+}
+
+TEST_CASE("CONV: hand-picked parameter sets (vectors, CG splits with bias, CL warp groups, single stage, tensor cores)") {
   std::vector<Case> cases;
   auto add = [&](ir::Conv v, const char* params, lower::ConvEpilogue e, double beta) {
     lower::ConvParams p = lower::parse_conv_params(params);
+    if (p.li == 0) lower::fit_conv_load_layouts(v, p);
     auto legal = lower::check_conv(v, p, e);
     REQUIRE_MESSAGE(legal, ir::to_string(v) << " " << params << ": " << legal.reason);
     cases.push_back({v, p, e, 0.75, beta});
@@ -209,6 +226,16 @@ TEST_CASE("CONV: hand-picked parameter sets (vectors, CG splits with bias, CL wa
   auto nchw = ir::dense_conv(ir::DType::f64, 2, 7, 17, 19, 10, 3, 3, 1, 2, 2, ImageLayout::nchw, FilterLayout::kcrs);
   add(nchw, "PL=32,KL=16,PS=2,KS=2,U=8,CG=2,LI=32,LF=8", {.bias = true}, 0.25);
   add(nchw, "PL=64,KL=32,PS=4,KS=4,U=8,CL=2,LI=64,LF=8,DB=0", {.relu = true}, 0.0);
+  // Tensor cores: CG splits, bias and relu, three stages and two, single f16 elements (NCHW, VI=1).
+  auto chwn16 = ir::dense_conv(ir::DType::f16, 16, 24, 13, 13, 64, 3, 3, 1, 1, 1, ImageLayout::chwn, FilterLayout::crsk);
+  add(chwn16, "PL=64,KL=64,PS=2,KS=8,U=32,VI=8,VF=8,TC=1", {.bias = true, .relu = true}, 0.0);
+  add(chwn16, "PL=64,KL=64,PS=2,KS=8,U=32,CG=4,VI=8,VF=8,DB=0,TC=1", {.bias = true}, 0.5);
+  auto nhwc16 = ir::dense_conv(ir::DType::f16, 4, 32, 9, 11, 48, 3, 3, 2, 1, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  add(nhwc16, "PL=64,KL=32,PS=4,KS=4,U=32,CL=2,VI=8,VF=4,TC=1", {}, -1.0);
+  auto nchw16 = ir::dense_conv(ir::DType::f16, 2, 7, 17, 19, 10, 3, 3, 1, 2, 2, ImageLayout::nchw, FilterLayout::kcrs);
+  add(nchw16, "PL=64,KL=32,PS=2,KS=4,U=16,CG=2,VF=1,TC=1", {.bias = true}, 0.25);
+  auto nchw64 = ir::dense_conv(ir::DType::f64, 2, 7, 17, 19, 10, 3, 3, 1, 2, 2, ImageLayout::nchw, FilterLayout::kcrs);
+  add(nchw64, "PL=64,KL=32,PS=2,KS=4,U=8,CG=2,TC=1", {}, 0.25);
   compile_and_check(cases);
 }
 

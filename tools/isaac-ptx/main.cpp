@@ -64,7 +64,7 @@ static std::function<int()> add_conv_command(CLI::App& app) {
     cmd->add_option(name, (*o).*field, help);
   cmd->add_option("--layout", o->layout, "INPUT/FILTER: NCHW/KCRS, CHWN/CRSK or NHWC/KRSC (any pairing)");
   cmd->add_option("--dtype", o->dtype, "f16, f32 or f64");
-  cmd->add_option("--params", o->params, "e.g. PL=64,KL=64,PS=4,KS=4,U=8,CS=1,CL=1,CG=1,VI=1,VF=4,LI=16,LF=2,DB=1")
+  cmd->add_option("--params", o->params, "e.g. PL=64,KL=64,PS=4,KS=4,U=8,CS=1,CL=1,CG=1,VI=1,VF=4,LI=16,LF=2,DB=1,TC=0 (LI, LF left out: as the search space sets them)")
       ->required();
   cmd->add_option("--target", o->target, "sm_70 .. sm_90a");
   cmd->add_option("--epilogue", o->bias_relu, "none, bias, relu or bias+relu")
@@ -81,6 +81,12 @@ static std::function<int()> add_conv_command(CLI::App& app) {
                                         o->pad, o->dilation, ir::parse_image_layout(o->layout.substr(0, slash)),
                                         ir::parse_filter_layout(o->layout.substr(slash + 1)));
       lower::ConvParams params = lower::parse_conv_params(o->params);
+      if (params.li == 0 || params.lf == 0) {  // not given: as the search space sets them
+        lower::ConvParams fitted = params;
+        lower::fit_conv_load_layouts(problem, fitted);
+        if (params.li == 0) params.li = fitted.li;
+        if (params.lf == 0) params.lf = fitted.lf;
+      }
       lower::ConvEpilogue epilogue{o->bias_relu.find("bias") != std::string::npos,
                                    o->bias_relu.find("relu") != std::string::npos};
       lower::Target target = lower::parse_target(o->target);

@@ -159,7 +159,7 @@ std::unique_ptr<Collector> make_collector(const CollectFlags& f, const lower::De
   const bool conv = f.template_name == "conv";
   if (!conv && f.template_name != "gemm")
     throw InvalidArgument(fmt::format("--template {}: gemm or conv", f.template_name));
-  static const char* const gemm_only[] = {"m-min", "m-max", "max-mnk", "alpha", "uniform-share", "tc-share", "max-proposals"};
+  static const char* const gemm_only[] = {"m-min", "m-max", "max-mnk", "alpha", "uniform-share", "max-proposals"};
   static const char* const conv_only[] = {"c-min", "c-max", "pq-min", "pq-max", "max-flops", "max-elements"};
   for (const char* name : conv ? std::span<const char* const>(gemm_only) : std::span<const char* const>(conv_only))
     if (f.given.count(name))
@@ -177,6 +177,7 @@ std::unique_ptr<Collector> make_collector(const CollectFlags& f, const lower::De
     if (!f.dtypes.empty()) po.shapes.dtypes = parse_dtype_list(f.dtypes, "CONV");
     po.per_shape = f.per_shape;
     po.seed = f.seed;
+    po.tc_share = f.tc_share;
     po.device = device;
     return make_conv_collector(po);
   }
@@ -438,8 +439,8 @@ void add_collect_command(CLI::App& app) {
   cmd->add_option("--uniform-share", f->uniform_share, "gemm: fraction of the rows drawn uniformly over the legal "
                                                        "space instead of by the learned sampler (which favours small "
                                                        "tiles)")->capture_default_str();
-  cmd->add_option("--tc-share", f->tc_share, "gemm, f16 and f64: fraction of the rows drawn uniformly over the tensor-core "
-                                             "(TC=1) sets alone")
+  cmd->add_option("--tc-share", f->tc_share, "f16 and f64: fraction of the rows drawn uniformly over the "
+                                             "tensor-core (TC=1) sets alone")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--max-proposals", f->max_proposals, "gemm: sampler proposals per parameter set before a row is "

@@ -89,9 +89,9 @@ ir::Conv random_conv(const ConvShapeOptions& o, std::mt19937_64& rng) {
 }
 
 std::string ConvPlanOptions::signature() const {
-  return fmt::format("template=conv seed={} dtypes={} per-shape={} n={}..{} c={}..{} k={}..{} pq={}..{} max-flops={} "
-                     "max-elements={} sm={} threads={} smem={} regs={}",
-                     seed, dtype_list(shapes.dtypes), per_shape, shapes.n_min, shapes.n_max, shapes.c_min, shapes.c_max,
+  return fmt::format("template=conv seed={} dtypes={} per-shape={} tc-share={} n={}..{} c={}..{} k={}..{} pq={}..{} "
+                     "max-flops={} max-elements={} sm={} threads={} smem={} regs={}",
+                     seed, dtype_list(shapes.dtypes), per_shape, tc_share, shapes.n_min, shapes.n_max, shapes.c_min, shapes.c_max,
                      shapes.k_min, shapes.k_max, shapes.pq_min, shapes.pq_max, shapes.max_flops, shapes.max_elements,
                      device.sm, device.max_threads_per_block, device.max_shared_per_block, device.registers_per_block);
 }
@@ -115,17 +115,20 @@ ConvPlanRow ConvPlan::next(bool params) {
   }
   if (params && !picked_) {
     // Uniform over the legal space: distinct sets (a partial shuffle) while the space has enough,
-    // then repeats.
-    std::vector<lower::ConvParams> space = lower::conv_space(shape_, {}, options_.device);
-    for (std::size_t i = 0; i < draws_.size() && !space.empty(); ++i) {
-      if (i < space.size()) {
-        const std::size_t j = i + std::min(std::size_t(draws_[i] * double(space.size() - i)), space.size() - i - 1);
-        std::swap(space[i], space[j]);
-        picks_.push_back(space[i]);
-      } else {
-        picks_.push_back(space[std::min(std::size_t(draws_[i] * double(space.size())), space.size() - 1)]);
+    // then repeats. With --tc-share, the first rows of an input come from its TC=1 sets alone.
+    std::vector<lower::ConvParams> space = lower::conv_space(shape_, {}, options_.device), tc;
+    std::copy_if(space.begin(), space.end(), std::back_inserter(tc), [](const lower::ConvParams& p) { return p.tc; });
+    const auto tc_rows = tc.empty() ? std::size_t(0) : std::size_t(std::lround(options_.tc_share * double(draws_.size())));
+    auto pick = [&](std::vector<lower::ConvParams>& from, std::size_t i, double draw) {
+      if (i < from.size()) {
+        const std::size_t j = i + std::min(std::size_t(draw * double(from.size() - i)), from.size() - i - 1);
+        std::swap(from[i], from[j]);
+        return from[i];
       }
-    }
+      return from[std::min(std::size_t(draw * double(from.size())), from.size() - 1)];
+    };
+    for (std::size_t i = 0; i < draws_.size() && !space.empty(); ++i)
+      picks_.push_back(i < tc_rows ? pick(tc, i, draws_[i]) : pick(space, i - tc_rows, draws_[i]));
     picked_ = true;
   }
   ConvPlanRow row;

@@ -37,6 +37,7 @@ struct ConvPlanOptions {
   ConvShapeOptions shapes;
   int per_shape = 8;           // parameter sets per input: distinct while the legal space allows
   std::uint64_t seed = 1;
+  double tc_share = 0;         // f16 and f64: this share of an input's rows drawn from its TC=1 sets alone
   lower::DeviceLimits device;  // the legal space is taken against these
   // "template=conv seed=1 dtypes=f32,f16 per-shape=8 ...": written at the top of the CSV, compared on --resume.
   std::string signature() const;

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,10 +34,11 @@ struct ConvParams {
   int cg = 1;            // blocks splitting C*R*S, reduced with atomics (C prepared with beta and bias)
   int vi = 1, vf = 1;    // vector width (elements) of the global loads of the input and the filter
   int li = 0, lf = 0;    // threads along the contiguous axis of the input and filter tiles when loading
-  int db = 1;            // double-buffered shared memory (1) or one stage (0)
+  int db = 1;            // double-buffered shared memory (1) or one stage (0); TC=1: three stages or two
+  int tc = 0;            // tensor cores (1): mma.sync for f16 and f64, fed by cp.async, as GEMM's TC=1
 
   int threads() const { return (pl / ps) * (kl / ks) * cl; }
-  // "PL=64,KL=64,PS=4,KS=4,U=8,CS=1,CL=1,CG=1,VI=1,VF=1,LI=16,LF=8,DB=1"
+  // "PL=64,KL=64,PS=4,KS=4,U=8,CS=1,CL=1,CG=1,VI=1,VF=1,LI=16,LF=8,DB=1,TC=0"
   std::string str() const;
   bool operator==(const ConvParams&) const = default;
 };
@@ -108,6 +110,14 @@ ConvKernel emit_conv(const ir::Conv& problem, const ConvParams& p, const Target&
 // sweep samples from).
 std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& epilogue = {},
                                    const DeviceLimits& device = {});
+
+// Sets LI and LF as conv_space does: the most threads side by side along each tile's contiguous axis.
+void fit_conv_load_layouts(const ir::Conv& problem, ConvParams& p);
+
+// Why `p` is not in conv_space(problem, epilogue, device) (a value off its lists, LI/LF not as
+// fit_conv_load_layouts sets them, or illegal), or nothing when it is.
+std::optional<std::string> outside_conv_space(const ir::Conv& problem, const ConvParams& p,
+                                              const ConvEpilogue& epilogue = {}, const DeviceLimits& device = {});
 
 // Useful flops (2 * N*P*Q * K * C*R*S) of a problem.
 double conv_flops(const ir::Conv& problem);
