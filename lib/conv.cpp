@@ -88,8 +88,11 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
     runtime::launch(*s.prepare, dim(grid.helper), {static_cast<unsigned>(s.kernel.helper_threads)}, 0, stream, args);
   }
   void* args[] = {&output, &input, &filter, &lut, &bias, alpha_arg, beta_arg};
+  // After prepare, main may start early: it waits for prepare only before its epilogue (sm_90).
+  auto order = s.prepare && s.kernel.overlaps_previous ? runtime::LaunchOrder::overlap_previous
+                                                       : runtime::LaunchOrder::after_previous;
   runtime::launch(s.main, dim(grid.main), {static_cast<unsigned>(s.kernel.threads)},
-                  static_cast<unsigned>(s.kernel.shared_bytes), stream, args);
+                  static_cast<unsigned>(s.kernel.shared_bytes), stream, args, order);
 }
 
 }  // namespace isaac

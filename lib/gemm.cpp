@@ -90,11 +90,16 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
     runtime::launch(*s.prepare, dim(grid.helper), {helper_threads}, 0, stream, args);
   }
   void* args[] = {&c, &a, &b, &w, alpha_arg, beta_arg, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc};
+  // With a helper kernel, the kernel after it may start early (prepare -> main, main -> reduce): it waits
+  // for the one before only where it needs its results, which hides a launch latency on short GEMMs.
+  auto after_helper = s.kernel.overlaps_previous ? runtime::LaunchOrder::overlap_previous
+                                                 : runtime::LaunchOrder::after_previous;
   runtime::launch(s.main, dim(grid.main), {static_cast<unsigned>(s.kernel.threads)},
-                  static_cast<unsigned>(s.kernel.shared_bytes), stream, args);
+                  static_cast<unsigned>(s.kernel.shared_bytes), stream, args,
+                  s.prepare ? after_helper : runtime::LaunchOrder::after_previous);
   if (s.reduce) {
     void* reduce_args[] = {&c, &w, alpha_arg, beta_arg, &m, &n, &ldc, &sc};
-    runtime::launch(*s.reduce, dim(grid.helper), {helper_threads}, 0, stream, reduce_args);
+    runtime::launch(*s.reduce, dim(grid.helper), {helper_threads}, 0, stream, reduce_args, after_helper);
   }
 }
 

@@ -87,7 +87,8 @@ void write_entry(const std::string& key, json entry) {
 template <class Kernel>
 json shared_fields(const Kernel& k) {
   return {{"ptx", k.ptx},          {"main", k.main_name},           {"prepare", k.prepare_name},
-          {"threads", k.threads}, {"shared_bytes", k.shared_bytes}, {"helper_threads", k.helper_threads}};
+          {"threads", k.threads}, {"shared_bytes", k.shared_bytes}, {"helper_threads", k.helper_threads},
+          {"overlaps_previous", k.overlaps_previous}};
 }
 
 template <class Kernel>
@@ -99,6 +100,8 @@ Kernel with_shared_fields(const json& e) {
   k.threads = e.at("threads").get<int>();
   k.shared_bytes = e.at("shared_bytes").get<int>();
   k.helper_threads = e.at("helper_threads").get<int>();
+  // Entries written before the field existed hold kernels that do not wait: launch them in order.
+  k.overlaps_previous = e.value("overlaps_previous", false);
   return k;
 }
 

@@ -31,14 +31,15 @@ using llvm::Value;
 
 class ConvEmitter : public TiledKernelBuilder {
  public:
-  ConvEmitter(llvm::Module& module, const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue)
+  ConvEmitter(llvm::Module& module, const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue, int sm)
       : TiledKernelBuilder(module, v.dtype, conv_as_gemm(p), conv_input_reduction_contiguous(v),
                            conv_filter_k_contiguous(v), false),
         v_(v),
         p_(p),
         in_red_(conv_input_reduction_contiguous(v)),
         f_k_(conv_filter_k_contiguous(v)),
-        epi_(epilogue) {
+        epi_(epilogue),
+        sm_(sm) {
     npq_ = v.n * v.p * v.q;
     crs_ = v.c * v.r * v.s;
     fj_ = v.filter_layout == ir::FilterLayout::krsc ? v.filter_strides[1] : v.filter_strides[3];
@@ -75,6 +76,7 @@ class ConvEmitter : public TiledKernelBuilder {
   const GemmParams& g_ = t_;  // the tiling in GEMM terms
   bool in_red_, f_k_;
   ConvEpilogue epi_;
+  int sm_;
   std::int64_t npq_, crs_, fj_;
 
   Value *O_, *I_, *F_, *LUT_, *bias_, *alpha_, *beta_;
@@ -303,12 +305,13 @@ void ConvEmitter::emit_main() {
     }
   }
 
-  accumulate_and_store(full, total);
+  accumulate_and_store(full, total, sm_ >= 90);
 }
 
 // CG > 1: O = beta * O + bias (exactly bias, or 0, when beta = 0) before the blocks add their parts.
 void ConvEmitter::emit_prepare() {
   begin_kernel(name() + "_prepare", {gptr_, gptr_, scalar_}, 256);
+  if (sm_ >= 90) grid_dependency("launch_dependents");  // the main kernel waits only before its epilogue
   auto arg = function_->arg_begin();
   Value *O = arg++, *bias = arg++, *beta = arg++;
   Value* index = b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), c32(256)),
@@ -343,16 +346,17 @@ ConvKernel emit_conv(const ir::Conv& v, const ConvParams& p, const Target& targe
   auto module = make_nvptx_module(ctx, "isaac_conv", target);
   ConvKernel kernel;
   {
-    ConvEmitter main(*module, v, p, epilogue);
+    ConvEmitter main(*module, v, p, epilogue, target.sm);
     main.emit_main();
     kernel.main_name = main.name();
   }
   if (p.cg > 1) {
-    ConvEmitter helper(*module, v, p, epilogue);
+    ConvEmitter helper(*module, v, p, epilogue, target.sm);
     helper.emit_prepare();
     kernel.prepare_name = helper.name() + "_prepare";
   }
   kernel.ptx = compile_to_ptx(*module, target);
+  kernel.overlaps_previous = target.sm >= 90;
   kernel.threads = p.threads();
   kernel.shared_bytes =
       conv_shared_bytes(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), p);

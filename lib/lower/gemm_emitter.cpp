@@ -344,12 +344,13 @@ void GemmEmitter::emit_main() {
   prepare(g_.a_trans, lda_, M_, p_.ml, bm_, p_.la, p_.va, slots_a_, a_offset_, a_k_, pre_a_);
   prepare(!g_.b_trans, ldb_, N_, p_.nl, bn_, p_.lb, p_.vb, slots_b_, b_offset_, b_k_, pre_b_);
 
-  accumulate_and_store(full, total);
+  accumulate_and_store(full, total, sm_ >= 90);
 }
 
 // KG > 1 with atomics: C = beta * C (exactly 0 when beta = 0) before the blocks add their parts.
 void GemmEmitter::emit_prepare() {
   begin_kernel(name() + "_prepare", {gptr_, scalar_, i32_, i32_, i64_, i64_}, 256);
+  if (sm_ >= 90) grid_dependency("launch_dependents");  // the main kernel waits only before its epilogue
   auto arg = function_->arg_begin();
   Value *C = arg++, *beta = arg++, *M = arg++, *N = arg++, *ldc = arg++, *stride_c = arg++;
   Value* index = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64_), c64(256)),
@@ -369,6 +370,7 @@ void GemmEmitter::emit_prepare() {
 // KG > 1 deterministic: C = alpha * sum over kz (in order) of W[batch][kz] + beta * C.
 void GemmEmitter::emit_reduce() {
   begin_kernel(name() + "_reduce", {gptr_, gptr_, scalar_, scalar_, i32_, i32_, i64_, i64_}, 256);
+  if (sm_ >= 90) grid_dependency("wait");  // launched to overlap the main kernel's last blocks
   auto arg = function_->arg_begin();
   Value *C = arg++, *W = arg++, *alpha = arg++, *beta = arg++, *M = arg++, *N = arg++, *ldc = arg++, *stride_c = arg++;
   Value* index = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64_), c64(256)),
@@ -436,6 +438,7 @@ GemmKernel emit_gemm(const ir::Gemm& g, const GemmParams& p, const Target& targe
     }
   }
   kernel.ptx = compile_to_ptx(*module, target);
+  kernel.overlaps_previous = target.sm >= 90;
   kernel.threads = p.threads();
   kernel.shared_bytes = gemm_shared_bytes(g.dtype, g.a_trans, g.b_trans, p);
   kernel.emit_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

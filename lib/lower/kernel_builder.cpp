@@ -196,6 +196,11 @@ void KernelBuilder::memory_fence() {
   b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), "", "~{memory}", true));
 }
 
+void KernelBuilder::grid_dependency(const char* op) {
+  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false),
+                                     fmt::format("griddepcontrol.{};", op), "~{memory}", true));
+}
+
 // ---- TiledKernelBuilder
 
 TiledKernelBuilder::TiledKernelBuilder(llvm::Module& module, ir::DType dtype, const GemmParams& t, bool a_trans,
@@ -437,10 +442,16 @@ void TiledKernelBuilder::compute_stage(Value* stage) {
   }
 }
 
-void TiledKernelBuilder::accumulate_and_store(Value* full, Value* total) {
+void TiledKernelBuilder::accumulate_and_store(Value* full, Value* total, bool overlap_previous) {
   allocate_accumulators();
   main_loop(full, total);
   reduce_warp_groups();
+  if (overlap_previous) {
+    // The output is touched only after this point: a split's reduce kernel may start now, and the
+    // prepare kernel that scaled the output by beta must have finished.
+    grid_dependency("launch_dependents");
+    grid_dependency("wait");
+  }
   if (t_.kl > 1) {
     if_then(b_.CreateICmpEQ(tk_, c32(0)), [&] { epilogue(); });
   } else {

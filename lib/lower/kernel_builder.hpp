@@ -59,6 +59,10 @@ class KernelBuilder {
   void predicated_vector_red(Value* ptr, std::vector<Value*> values, Value* pred, int sm);
   // An empty asm with a memory clobber: memory accesses are not moved across it.
   void memory_fence();
+  // sm_90 programmatic dependent launch (PTX griddepcontrol): "launch_dependents" lets the stream's
+  // next kernel start early; "wait" blocks until the kernels before this one have finished and
+  // their writes are visible (at once when this kernel was launched the usual way).
+  void grid_dependency(const char* op);
   // cp.async (sm_80+): copies `bytes` (4, 8 or 16) from global to shared memory, of which the first
   // `source_bytes` are read and the rest zero-filled; commit closes a group, wait leaves at most
   // `pending` groups in flight.
@@ -125,8 +129,9 @@ class TiledKernelBuilder : public KernelBuilder {
   void main_loop(Value* full, Value* total);
   void main_loop_async(Value* full, Value* total);
   // The kernel's body after its set-up: accumulators, main loop, warp-group reduction, then the
-  // epilogue in warp group 0, and the return.
-  void accumulate_and_store(Value* full, Value* total);
+  // epilogue in warp group 0, and the return. With `overlap_previous` (sm_90), the main loop may
+  // run while the kernel before (a split's prepare kernel) still does, and the epilogue waits for it.
+  void accumulate_and_store(Value* full, Value* total, bool overlap_previous);
 
   GemmParams t_;
   GemmLayout l_;

@@ -78,9 +78,23 @@ void Kernel::set_max_dynamic_shared(int bytes) const {
 }
 
 void launch(const Kernel& kernel, Dim3 grid, Dim3 block, unsigned dynamic_shared_bytes, const Stream& stream,
-            void** args) {
-  ISAAC_CU(cuLaunchKernel, static_cast<CUfunction>(kernel.handle()), grid.x, grid.y, grid.z, block.x, block.y,
-           block.z, dynamic_shared_bytes, static_cast<CUstream>(stream.handle()), args, nullptr);
+            void** args, LaunchOrder order) {
+  if (order == LaunchOrder::after_previous) {
+    ISAAC_CU(cuLaunchKernel, static_cast<CUfunction>(kernel.handle()), grid.x, grid.y, grid.z, block.x, block.y,
+             block.z, dynamic_shared_bytes, static_cast<CUstream>(stream.handle()), args, nullptr);
+    return;
+  }
+  CUlaunchAttribute overlap{};
+  overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  overlap.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid.x, config.gridDimY = grid.y, config.gridDimZ = grid.z;
+  config.blockDimX = block.x, config.blockDimY = block.y, config.blockDimZ = block.z;
+  config.sharedMemBytes = dynamic_shared_bytes;
+  config.hStream = static_cast<CUstream>(stream.handle());
+  config.attrs = &overlap;
+  config.numAttrs = 1;
+  ISAAC_CU(cuLaunchKernelEx, &config, static_cast<CUfunction>(kernel.handle()), args, nullptr);
 }
 
 }  // namespace isaac::runtime

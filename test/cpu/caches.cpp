@@ -148,9 +148,13 @@ TEST_CASE("the kernel cache returns what was stored, survives damage, and can be
   REQUIRE(files.size() == 1);  // no temporary file left behind
   CHECK(files[0].extension() == ".kernel");
 
-  // Another target, mode or parameter set is another kernel.
-  cached_gemm_kernel(g, p, lower::Target{90, false}, lower::SplitMode::atomic, false);
+  // Another target, mode or parameter set is another kernel; whether it may overlap the kernel
+  // before it is kept with it.
+  const lower::GemmKernel hopper = cached_gemm_kernel(g, p, lower::Target{90, false}, lower::SplitMode::atomic, false);
   CHECK(kernel_cache_stats().misses == after.misses + 1);
+  CHECK(hopper.overlaps_previous);
+  CHECK(cached_gemm_kernel(g, p, lower::Target{90, false}, lower::SplitMode::atomic, false).overlaps_previous);
+  CHECK_FALSE(warm.overlaps_previous);
 
   // A damaged file is a miss, is removed, and is written again.
   std::filesystem::resize_file(files[0], std::filesystem::file_size(files[0]) / 2);

@@ -202,6 +202,24 @@ TEST_CASE("conv_space: tensor cores only for f16 and f64 on sm_80+, and every se
     }
 }
 
+TEST_CASE("CONV with CG > 1 for sm_90: main waits for the prepare kernel, which lets it start at once") {
+  ir::Conv v = conv(DType::f32, ImageLayout::chwn, FilterLayout::crsk, 8, 64, 16);
+  ConvParams p = lower::parse_conv_params("PL=64,KL=64,PS=4,KS=4,U=16,CG=4,VI=4,VF=4,LI=16,LF=16");
+  lower::ConvKernel k = lower::emit_conv(v, p, lower::Target{90, false}, {});
+  CHECK(k.overlaps_previous);
+  auto main_begin = k.ptx.find(".entry " + k.main_name + "(");
+  auto prepare_begin = k.ptx.find(".entry " + k.prepare_name + "(");
+  REQUIRE(main_begin < prepare_begin);
+  std::string main = k.ptx.substr(main_begin, prepare_begin - main_begin);
+  std::string prepare = k.ptx.substr(prepare_begin);
+  // Block order in the text is not execution order: the GPU suite checks that the wait is in time.
+  CHECK(main.find("griddepcontrol.wait;") != std::string::npos);
+  CHECK(prepare.find("griddepcontrol.launch_dependents;") < prepare.find("st.global"));
+  lower::ConvKernel older = lower::emit_conv(v, p, lower::Target{80, false}, {});
+  CHECK_FALSE(older.overlaps_previous);
+  CHECK(older.ptx.find("griddepcontrol") == std::string::npos);
+}
+
 TEST_CASE("the CONV look-up table: offsets and taps per reduction index, padded with taps outside the image") {
   // NCHW, c=3, 5x7 image, 3x2 filter, dilation 2: j runs (c, r, s).
   ir::Conv v = ir::dense_conv(DType::f32, 2, 3, 5, 7, 4, 3, 2, 1, 1, 2);

@@ -472,6 +472,46 @@ TEST_CASE("emit_gemm refuses an illegal parameter set with InvalidArgument") {
   CHECK(k.reduce_name.empty());
 }
 
+namespace {
+
+// The PTX text of entry `name`: from its .entry line to the next one.
+std::string entry_text(const std::string& ptx, const std::string& name) {
+  auto begin = ptx.find(".entry " + name + "(");
+  REQUIRE_MESSAGE(begin != std::string::npos, "no entry " << name);
+  auto end = ptx.find(".entry ", begin + 1);
+  return ptx.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+}  // namespace
+
+TEST_CASE("split kernels for sm_90 wait for the kernel before them, prepare lets the main kernel start at once") {
+  auto g = ir::dense_gemm(DType::f32, 2048, 2048, 64, false, true);
+  auto p = lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=4,U=16,KG=4,VA=4,VB=4,LA=16,LB=16");
+  for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic}) {
+    lower::GemmKernel k = lower::emit_gemm(g, p, lower::Target{90, false}, mode);
+    CHECK(k.overlaps_previous);
+    // main: one trigger and one wait, after the main loop (block order in the text is not execution
+    // order: the GPU suite checks that the wait is in time).
+    std::string main = entry_text(k.ptx, k.main_name);
+    auto trigger = main.find("griddepcontrol.launch_dependents;");
+    auto wait = main.find("griddepcontrol.wait;");
+    REQUIRE(wait != std::string::npos);
+    CHECK(trigger < wait);
+    CHECK(main.find("griddepcontrol.wait;", wait + 1) == std::string::npos);
+    if (mode == lower::SplitMode::atomic) {
+      std::string prepare = entry_text(k.ptx, k.prepare_name);
+      CHECK(prepare.find("griddepcontrol.launch_dependents;") < prepare.find("ld.global"));
+    } else {
+      std::string reduce = entry_text(k.ptx, k.reduce_name);
+      CHECK(reduce.find("griddepcontrol.wait;") < reduce.find("ld.global"));
+    }
+    // sm_80 has no programmatic dependent launch: the kernels run in stream order.
+    lower::GemmKernel older = lower::emit_gemm(g, p, lower::Target{80, false}, mode);
+    CHECK_FALSE(older.overlaps_previous);
+    CHECK(older.ptx.find("griddepcontrol") == std::string::npos);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. The ptxas sweep: the CI proof
 

@@ -303,3 +303,24 @@ TEST_CASE("GEMM: a problem the kernel was not compiled for is refused with the r
   CHECK_THROWS_WITH_AS(kernel.run(other, buffer.ptr(), buffer.ptr(), buffer.ptr(), 1, 0, stream),
                        doctest::Contains("differs in dtype or layout"), InvalidArgument);
 }
+
+// On sm_90 the main kernel of a split is launched to overlap its prepare kernel (and the reduce
+// kernel to overlap the main one), and waits for it only before its epilogue. A large C and a short
+// K make the prepare kernel (which scales all of C) outlast the main loop, so a missing wait would
+// show as lost or doubly scaled parts; beta = 0 with NaN in C also catches reductions landing before
+// the zeros.
+TEST_CASE("GEMM: a split's kernels launched to overlap wait for the kernel before them") {
+  std::vector<Case> cases;
+  const auto limits = device_limits(runtime::device_info(0));
+  auto add = [&](ir::DType t, bool bt, const char* params) {
+    auto g = ir::dense_gemm(t, 2048, 2048, 64, false, bt);
+    auto p = lower::parse_gemm_params(params);
+    REQUIRE_MESSAGE(lower::check_gemm(g, p, limits), ir::to_string(g) << " " << p.str());
+    for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
+      for (double beta : {0.0, 0.5}) cases.push_back({g, 1.5, beta, p, mode});
+  };
+  add(ir::DType::f32, true, "ML=64,NL=64,MS=4,NS=4,U=16,KG=4,VA=4,VB=4,LA=16,LB=16");
+  if (limits.sm >= 80) add(ir::DType::f16, false, "ML=64,NL=64,MS=4,NS=8,U=16,KG=4,VA=4,VB=4,LA=16,LB=4,TC=1");
+  if (limits.sm < 90) MESSAGE("sm_" << limits.sm << ": the kernels are launched in stream order, without overlap");
+  for (int round = 0; round < 3; ++round) compile_and_check(cases);
+}

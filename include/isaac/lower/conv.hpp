@@ -89,6 +89,7 @@ struct ConvKernel {
   std::string ptx;
   std::string main_name;
   std::string prepare_name;  // non-empty for CG > 1
+  bool overlaps_previous = false;  // main waits (griddepcontrol.wait) for prepare: may overlap it (sm_90)
   int threads = 0;
   int shared_bytes = 0;      // dynamic shared memory of the main kernel
   int helper_threads = 256;  // block size of prepare

@@ -83,6 +83,9 @@ struct GemmKernel {
   std::string main_name;
   std::string prepare_name;  // non-empty for KG > 1 atomic: scales C by beta before the main kernel
   std::string reduce_name;   // non-empty for KG > 1 deterministic: sums the workspace into C
+  // main waits (griddepcontrol.wait) for prepare and reduce for main: each may be launched to
+  // overlap the kernel before it (sm_90 programmatic dependent launch)
+  bool overlaps_previous = false;
   int threads = 0;
   int shared_bytes = 0;       // dynamic shared memory of the main kernel
   int helper_threads = 256;   // block size of prepare/reduce

@@ -139,9 +139,17 @@ struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
 
+// How a launch orders itself after the stream's previous kernel.
+enum class LaunchOrder {
+  after_previous,    // starts when the previous kernel has finished (the stream's usual order)
+  overlap_previous,  // sm_90 programmatic dependent launch: may start once every block of the previous
+                     // kernel ran griddepcontrol.launch_dependents; only for a kernel that runs
+                     // griddepcontrol.wait before it touches what the previous kernel writes
+};
+
 // Launches `kernel`; `args` are pointers to each argument's value, as cuLaunchKernel takes them.
 void launch(const Kernel& kernel, Dim3 grid, Dim3 block, unsigned dynamic_shared_bytes,
-            const Stream& stream, void** args);
+            const Stream& stream, void** args, LaunchOrder order = LaunchOrder::after_previous);
 
 class Event {
  public:
