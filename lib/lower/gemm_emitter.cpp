@@ -64,6 +64,7 @@ class GemmEmitter : public TiledKernelBuilder {
   void load_tile(Value* tile, bool predicated) override;
   void copy_tile_async(Value* tile, Value* buffer, bool predicated) override;
   void epilogue() override;
+  void staged_epilogue(Value* m0, Value* n0);
 
   const ir::Gemm& g_;
   GemmParams p_;
@@ -243,6 +244,7 @@ void GemmEmitter::epilogue() {
     if_else(chunks_aligned, red_vectors, red);
     return;
   }
+  if (l_.staged_stores(p_)) return staged_epilogue(m0, n0);
   // beta = 0 must not read C: it may hold NaNs, and BLAS semantics say C is then write-only.
   auto write = [&](bool read_c) {
     for_each([&](Value* m, Value* n, Value* acc) {
@@ -273,6 +275,73 @@ void GemmEmitter::epilogue() {
   };
   if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { write_any(false); },
           [&] { write_any(true); });
+}
+
+// f16 TC=1 with plain stores: a thread's mma accumulators pair columns of a row, scattered in C (2-byte
+// stores, 16 contiguous bytes per warp and column). They go through shared memory instead:
+// written in C's layout, then read back as runs of 16 bytes along M, so that each thread writes whole
+// 16-byte vectors of C (elementwise where M, ldc or C's address do not allow vectors).
+void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
+  const int pitch = l_.staging_pitch(p_);
+  barrier();  // every warp is done with the pipeline's buffers
+  for (int j = 0; j < p_.ns; ++j)
+    for (int i = 0; i < p_.ms; ++i) {
+      Value* index = b_.CreateAdd(b_.CreateMul(cell_column(j), c32(pitch)), cell_row(i));
+      b_.CreateStore(b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * p_.ns + j])), gep(acc_, smem_, index));
+    }
+  barrier();
+
+  const int width = 16 / l_.elem;  // elements of C per vector
+  const int per_column = p_.ml / width, vectors = per_column * p_.nl;
+  llvm::Type* c_vector = vec(elem_, width);
+  Value* aligned = b_.CreateICmpEQ(b_.CreateURem(b_.CreatePtrToInt(C_, i64_), c64(16)), c64(0));
+  aligned = b_.CreateAnd(aligned, b_.CreateICmpEQ(b_.CreateURem(M_, c32(width)), c32(0)));
+  aligned = b_.CreateAnd(aligned, b_.CreateICmpEQ(b_.CreateURem(ldc_, c64(width)), c64(0)));
+  Value* read_c = b_.CreateFCmpUNE(beta_, llvm::ConstantFP::get(scalar_, 0.0));
+  auto c_ptr = [&](Value* m, Value* n) {
+    return gep(elem_, C_, b_.CreateAdd(b_.CreateSExt(m, i64_), b_.CreateMul(b_.CreateSExt(n, i64_), ldc_)));
+  };
+  for (int first = 0; first < vectors; first += l_.threads) {
+    Value* v = b_.CreateAdd(tid_, c32(first));
+    Value* column = b_.CreateUDiv(v, c32(per_column));
+    Value* row = b_.CreateMul(b_.CreateURem(v, c32(per_column)), c32(width));
+    Value* staged = b_.CreateAlignedLoad(vec(acc_, width), gep(acc_, smem_, b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row)),
+                                         llvm::Align(16));
+    Value* m = b_.CreateAdd(m0, row);
+    Value* n = b_.CreateAdd(n0, column);
+    Value* in_tile = vectors % l_.threads ? b_.CreateICmpULT(v, c32(vectors)) : b_.getTrue();
+    Value* column_inside = b_.CreateAnd(in_tile, b_.CreateICmpSLT(n, N_));
+    // beta != 0: C's old values, read where they exist (clamped addresses elsewhere).
+    auto result = [&](int e, Value* old) {
+      Value* value = to_scalar(b_.CreateExtractElement(staged, c32(e)));
+      if (old) value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {beta_, to_scalar(old), value});
+      return to_elem(value);
+    };
+    auto vector_store = [&](bool with_c) {
+      Value* pred = b_.CreateAnd(column_inside, b_.CreateICmpSLT(m, M_));
+      Value* old = nullptr;
+      if (with_c)
+        old = b_.CreateAlignedLoad(c_vector, c_ptr(b_.CreateSelect(pred, m, c32(0)), b_.CreateSelect(pred, n, c32(0))),
+                                   llvm::Align(16));
+      std::vector<Value*> values;
+      for (int e = 0; e < width; ++e) values.push_back(result(e, old ? b_.CreateExtractElement(old, c32(e)) : nullptr));
+      predicated_vector_store(c_ptr(m, n), values, pred);
+    };
+    auto element_stores = [&](bool with_c) {
+      for (int e = 0; e < width; ++e) {
+        Value* me = b_.CreateAdd(m, c32(e));
+        Value* pred = b_.CreateAnd(column_inside, b_.CreateICmpSLT(me, M_));
+        Value* old = nullptr;
+        if (with_c)
+          old = b_.CreateAlignedLoad(elem_, c_ptr(b_.CreateSelect(pred, me, c32(0)), b_.CreateSelect(pred, n, c32(0))),
+                                     llvm::Align(l_.elem));
+        predicated("st", c_ptr(me, n), result(e, old), pred);
+      }
+    };
+    // beta = 0 must not read C: it may hold NaNs, and BLAS semantics say C is then write-only.
+    if_else(aligned, [&] { if_else(read_c, [&] { vector_store(true); }, [&] { vector_store(false); }); },
+            [&] { if_else(read_c, [&] { element_stores(true); }, [&] { element_stores(false); }); });
+  }
 }
 
 void GemmEmitter::emit_main() {

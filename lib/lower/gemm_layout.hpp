@@ -64,7 +64,18 @@ struct GemmLayout {
 
   int tile_bytes() const { return stages * (stage_a + stage_b) * elem; }
   int reduction_bytes(const GemmParams& p) const { return (p.kl - 1) * p.ml * p.nl * acc_elem; }
+  // f16 TC=1 with plain stores (KG = KL = 1) stages the block's accumulators in shared memory, column
+  // by column (C's layout), each column padded by 16 bytes so that the fragments' writes hit distinct
+  // banks. Not f64: its fragments already store 8 lanes x 8 bytes contiguous, and staging them made
+  // the f64 LAPACK problems 5-9% slower on the H100.
+  bool staged_stores(const GemmParams& p) const { return p.tc && elem == 2 && p.kg == 1 && p.kl == 1; }
+  int staging_pitch(const GemmParams& p) const { return p.ml + 16 / acc_elem; }
+  int staging_bytes(const GemmParams& p) const {
+    return staged_stores(p) ? p.nl * staging_pitch(p) * acc_elem : 0;
+  }
+  // CONV's footprint; GEMM's adds the staging of its stores.
   int shared_bytes(const GemmParams& p) const { return std::max(tile_bytes(), reduction_bytes(p)); }
+  int gemm_shared_bytes(const GemmParams& p) const { return std::max(shared_bytes(p), staging_bytes(p)); }
 };
 
 }  // namespace isaac::lower

@@ -71,7 +71,7 @@ int estimate_gemm_registers(ir::DType dtype, bool a_trans, bool b_trans, const G
 }
 
 int gemm_shared_bytes(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p) {
-  return GemmLayout(dtype, a_trans, b_trans, p).shared_bytes(p);
+  return GemmLayout(dtype, a_trans, b_trans, p).gemm_shared_bytes(p);
 }
 
 namespace {
@@ -104,7 +104,7 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
     if (v * l.elem > 16) return no<Explain>("{}={} exceeds 16-byte loads for {}-byte elements", name, v, l.elem);
   if (auto r = check_load_layout<Explain>('A', l.ca, l.oa, l.threads, p.la, p.va); !r) return r;
   if (auto r = check_load_layout<Explain>('B', l.cb, l.ob, l.threads, p.lb, p.vb); !r) return r;
-  if (int smem = l.shared_bytes(p); smem > device.max_shared_per_block)
+  if (int smem = l.gemm_shared_bytes(p); smem > device.max_shared_per_block)
     return no<Explain>("{} bytes of shared memory exceed the device's {} per block", smem,
                           device.max_shared_per_block);
   // The estimate's error reaches 16 registers (one standard deviation) and ptxas spills rather

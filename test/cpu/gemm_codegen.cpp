@@ -472,6 +472,24 @@ TEST_CASE("emit_gemm refuses an illegal parameter set with InvalidArgument") {
   CHECK(k.reduce_name.empty());
 }
 
+TEST_CASE("f16 TC=1 kernels with plain stores stage C in shared memory and store it in 16-byte vectors") {
+  auto g = ir::dense_gemm(DType::f16, 4096, 4096, 32, false, true);
+  auto p = lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=16,U=16,VA=8,VB=8,LA=16,LB=16,DB=0,TC=1");
+  REQUIRE(lower::check_gemm_params(DType::f16, false, true, p, {.sm = 90}));
+  // 128 columns of 128 f32 accumulators, each padded by 16 bytes: more than the two pipeline stages.
+  CHECK(lower::gemm_shared_bytes(DType::f16, false, true, p) == 128 * (128 + 4) * 4);
+  auto k = lower::emit_gemm(g, p, lower::Target{90, false});
+  CHECK(k.ptx.find("st.global.v4.b32") != std::string::npos);
+  CHECK(k.shared_bytes == 128 * (128 + 4) * 4);
+  // f64 keeps its direct stores, and so does a split.
+  auto d = lower::parse_gemm_params("ML=64,NL=64,MS=8,NS=4,U=16,VA=2,VB=2,LA=32,LB=32,DB=0,TC=1");
+  REQUIRE(lower::check_gemm_params(DType::f64, false, true, d, {.sm = 90}));
+  CHECK(lower::gemm_shared_bytes(DType::f64, false, true, d) == 2 * 2 * 16 * (64 + 2) * 8);
+  auto split = p;
+  split.kg = 2;
+  CHECK(lower::gemm_shared_bytes(DType::f16, false, true, split) == 2 * 2 * 16 * (128 + 8) * 2);
+}
+
 namespace {
 
 // The PTX text of entry `name`: from its .entry line to the next one.

@@ -240,7 +240,8 @@ TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
 // The epilogue writes and reduces chunks of consecutive rows at once where M, ldc and C allow it,
 // one element at a time where they do not (M = 256 takes the chunks, 250 and 258 do not):
 //  - FMA: MS rows, f16 pairs as f16x2 words, on sm_90 up to four words in one vector reduction;
-//  - TC=1 f16 with KG > 1: row pairs from movmatrix (M = 256 and 250 take them, 251 does not).
+//  - TC=1 f16 with KG > 1: row pairs from movmatrix (M = 256 and 250 take them, 251 does not);
+//  - TC=1 f16 with KG = 1: staged in shared memory, then 16-byte vectors (M = 256) or elements.
 TEST_CASE("GEMM: stores and KG atomic reductions with and without whole chunks") {
   std::vector<Case> cases;
   auto add = [&](ir::DType t, std::int64_t m, const std::string& params, int acc32, bool tc) {
