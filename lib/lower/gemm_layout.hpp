@@ -36,7 +36,11 @@ struct GemmLayout {
       // bytes at once: a 16-byte pad puts them in distinct banks. DB=1 is a three-stage pipeline.
       a_rows_k = !a_trans;
       b_rows_k = b_trans;
-      pad_a = pad_b = 16 / elem;
+      // f64 (DMMA) fragments are single 8-byte loads, lane (g, q) at row q, column g of a K-row
+      // tile: a row length of 8 (mod 16) elements puts rows 0 and 1 (2 and 3) 16 banks apart, two
+      // wavefronts per warp, the least 256 bytes need; the 16-byte pad made it four.
+      pad_a = elem == 8 && a_rows_k ? 8 : 16 / elem;
+      pad_b = elem == 8 && b_rows_k ? 8 : 16 / elem;
       pitch_a = (a_rows_k ? p.ml : p.u) + pad_a;
       pitch_b = (b_rows_k ? p.nl : p.u) + pad_b;
       stage_a = (a_rows_k ? p.u : p.ml) * pitch_a;
