@@ -311,7 +311,6 @@ void ConvEmitter::emit_main() {
 // CG > 1: O = beta * O + bias (exactly bias, or 0, when beta = 0) before the blocks add their parts.
 void ConvEmitter::emit_prepare() {
   begin_kernel(name() + "_prepare", {gptr_, gptr_, scalar_}, 256);
-  if (sm_ >= 90) grid_dependency("launch_dependents");  // the main kernel waits only before its epilogue
   auto arg = function_->arg_begin();
   Value *O = arg++, *bias = arg++, *beta = arg++;
   Value* index = b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), c32(256)),
@@ -331,6 +330,8 @@ void ConvEmitter::emit_prepare() {
           b_.CreateStore(to_elem(b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {beta, old, base})), ptr);
         });
   });
+  // The main kernel may start once every block got here (it waits for the stores before its epilogue).
+  if (sm_ >= 90) grid_dependency("launch_dependents");
   b_.CreateRetVoid();
 }
 

@@ -419,7 +419,6 @@ void GemmEmitter::emit_main() {
 // KG > 1 with atomics: C = beta * C (exactly 0 when beta = 0) before the blocks add their parts.
 void GemmEmitter::emit_prepare() {
   begin_kernel(name() + "_prepare", {gptr_, scalar_, i32_, i32_, i64_, i64_}, 256);
-  if (sm_ >= 90) grid_dependency("launch_dependents");  // the main kernel waits only before its epilogue
   auto arg = function_->arg_begin();
   Value *C = arg++, *beta = arg++, *M = arg++, *N = arg++, *ldc = arg++, *stride_c = arg++;
   Value* index = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64_), c64(256)),
@@ -433,6 +432,9 @@ void GemmEmitter::emit_prepare() {
     Value* is_zero = b_.CreateFCmpOEQ(beta, llvm::ConstantFP::get(scalar_, 0.0));
     b_.CreateStore(to_elem(b_.CreateSelect(is_zero, zero(scalar_), scaled)), ptr);
   });
+  // The main kernel may start once every block got here (it waits for the stores before its epilogue).
+  // Not earlier: main blocks placed beside prepare blocks made some split kernels 13-15% slower on the H100.
+  if (sm_ >= 90) grid_dependency("launch_dependents");
   b_.CreateRetVoid();
 }
 

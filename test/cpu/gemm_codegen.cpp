@@ -502,7 +502,7 @@ std::string entry_text(const std::string& ptx, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("split kernels for sm_90 wait for the kernel before them, prepare lets the main kernel start at once") {
+TEST_CASE("split kernels for sm_90 wait for the kernel before them, prepare lets the main kernel start after its stores") {
   auto g = ir::dense_gemm(DType::f32, 2048, 2048, 64, false, true);
   auto p = lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=4,U=16,KG=4,VA=4,VB=4,LA=16,LB=16");
   for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic}) {
@@ -518,7 +518,9 @@ TEST_CASE("split kernels for sm_90 wait for the kernel before them, prepare lets
     CHECK(main.find("griddepcontrol.wait;", wait + 1) == std::string::npos);
     if (mode == lower::SplitMode::atomic) {
       std::string prepare = entry_text(k.ptx, k.prepare_name);
-      CHECK(prepare.find("griddepcontrol.launch_dependents;") < prepare.find("ld.global"));
+      auto trigger_at = prepare.find("griddepcontrol.launch_dependents;");
+      REQUIRE(trigger_at != std::string::npos);
+      CHECK(prepare.find("st.global") < trigger_at);
     } else {
       std::string reduce = entry_text(k.ptx, k.reduce_name);
       CHECK(reduce.find("griddepcontrol.wait;") < reduce.find("ld.global"));
