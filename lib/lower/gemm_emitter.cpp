@@ -65,6 +65,10 @@ class GemmEmitter : public TiledKernelBuilder {
   void copy_tile_async(Value* tile, Value* buffer, bool predicated) override;
   void epilogue() override;
   void staged_epilogue(Value* m0, Value* n0);
+  // The address of C's element (m, n) in this block's batch.
+  Value* c_ptr(Value* m, Value* n);
+  // Whether C's address, M and ldc allow accessing `width` consecutive rows of a column at once.
+  Value* c_rows_aligned(int width);
 
   const ir::Gemm& g_;
   GemmParams p_;
@@ -147,9 +151,6 @@ void GemmEmitter::epilogue() {
         f(m, n, acc);
       }
   };
-  auto c_ptr = [&](Value* m, Value* n) {
-    return gep(elem_, C_, b_.CreateAdd(b_.CreateSExt(m, i64_), b_.CreateMul(b_.CreateSExt(n, i64_), ldc_)));
-  };
   auto inside = [&](Value* m, Value* n) { return b_.CreateAnd(b_.CreateICmpSLT(m, M_), b_.CreateICmpSLT(n, N_)); };
 
   if (p_.kg > 1 && mode_ == SplitMode::deterministic) {
@@ -187,12 +188,7 @@ void GemmEmitter::epilogue() {
         access(c_ptr(m, n), values, pred, old);
       }
   };
-  Value* chunks_aligned = nullptr;
-  if (l_.fvm > 1) {
-    chunks_aligned = b_.CreateICmpEQ(b_.CreateURem(b_.CreatePtrToInt(C_, i64_), c64(l_.fvm * l_.elem)), c64(0));
-    chunks_aligned = b_.CreateAnd(chunks_aligned, b_.CreateICmpEQ(b_.CreateURem(M_, c32(l_.fvm)), c32(0)));
-    chunks_aligned = b_.CreateAnd(chunks_aligned, b_.CreateICmpEQ(b_.CreateURem(ldc_, c64(l_.fvm)), c64(0)));
-  }
+  Value* chunks_aligned = l_.fvm > 1 ? c_rows_aligned(l_.fvm) : nullptr;
 
   // TC=1 f16 with KG > 1: a thread's accumulators pair columns (n, n + 1) of one row. movmatrix
   // transposes each 8 x 8 tile within the warp, after which a thread holds rows (m, m + 1) of one
@@ -200,12 +196,7 @@ void GemmEmitter::epilogue() {
   // ICA and DeepBench problems ran 1.5x to 3.4x faster). Plain stores stay scalar: with pairs, the
   // f16 LAPACK 4096 x 4096 x 32 kernel, which is all epilogue, ran at half the speed.
   const bool tc_pairs = p_.tc && g_.dtype == ir::DType::f16 && p_.kg > 1;
-  Value* pairs_aligned = nullptr;
-  if (tc_pairs) {
-    pairs_aligned = b_.CreateICmpEQ(b_.CreateURem(b_.CreatePtrToInt(C_, i64_), c64(4)), c64(0));
-    pairs_aligned = b_.CreateAnd(pairs_aligned, b_.CreateICmpEQ(b_.CreateURem(M_, c32(2)), c32(0)));
-    pairs_aligned = b_.CreateAnd(pairs_aligned, b_.CreateICmpEQ(b_.CreateURem(ldc_, c64(2)), c64(0)));
-  }
+  Value* pairs_aligned = tc_pairs ? c_rows_aligned(2) : nullptr;
   auto reduce_pairs = [&] {
     auto* half2 = llvm::FixedVectorType::get(elem_, 2);
     auto* transpose = llvm::InlineAsm::get(llvm::FunctionType::get(i32_, {i32_}, false),
@@ -277,6 +268,16 @@ void GemmEmitter::epilogue() {
           [&] { write_any(true); });
 }
 
+Value* GemmEmitter::c_ptr(Value* m, Value* n) {
+  return gep(elem_, C_, b_.CreateAdd(b_.CreateSExt(m, i64_), b_.CreateMul(b_.CreateSExt(n, i64_), ldc_)));
+}
+
+Value* GemmEmitter::c_rows_aligned(int width) {
+  Value* aligned = b_.CreateICmpEQ(b_.CreateURem(b_.CreatePtrToInt(C_, i64_), c64(width * l_.elem)), c64(0));
+  aligned = b_.CreateAnd(aligned, b_.CreateICmpEQ(b_.CreateURem(M_, c32(width)), c32(0)));
+  return b_.CreateAnd(aligned, b_.CreateICmpEQ(b_.CreateURem(ldc_, c64(width)), c64(0)));
+}
+
 // f16 TC=1 with plain stores: a thread's mma accumulators pair columns of a row, scattered in C (2-byte
 // stores, 16 contiguous bytes per warp and column). They go through shared memory instead:
 // written in C's layout, then read back as runs of 16 bytes along M, so that each thread writes whole
@@ -294,13 +295,8 @@ void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
   const int width = 16 / l_.elem;  // elements of C per vector
   const int per_column = p_.ml / width, vectors = per_column * p_.nl;
   llvm::Type* c_vector = vec(elem_, width);
-  Value* aligned = b_.CreateICmpEQ(b_.CreateURem(b_.CreatePtrToInt(C_, i64_), c64(16)), c64(0));
-  aligned = b_.CreateAnd(aligned, b_.CreateICmpEQ(b_.CreateURem(M_, c32(width)), c32(0)));
-  aligned = b_.CreateAnd(aligned, b_.CreateICmpEQ(b_.CreateURem(ldc_, c64(width)), c64(0)));
+  Value* aligned = c_rows_aligned(width);
   Value* read_c = b_.CreateFCmpUNE(beta_, llvm::ConstantFP::get(scalar_, 0.0));
-  auto c_ptr = [&](Value* m, Value* n) {
-    return gep(elem_, C_, b_.CreateAdd(b_.CreateSExt(m, i64_), b_.CreateMul(b_.CreateSExt(n, i64_), ldc_)));
-  };
   for (int first = 0; first < vectors; first += l_.threads) {
     Value* v = b_.CreateAdd(tid_, c32(first));
     Value* column = b_.CreateUDiv(v, c32(per_column));
