@@ -2,6 +2,7 @@
 #include <isaac/gemm.hpp>
 #include <isaac/kernel_cache.hpp>
 #include <isaac/lower/ptxas.hpp>
+#include <isaac/runtime/workspaces.hpp>
 
 #include <fmt/format.h>
 
@@ -18,7 +19,8 @@ struct CompiledGemm::State {
   runtime::Module module;
   runtime::Kernel main;
   std::optional<runtime::Kernel> prepare, reduce;
-  mutable runtime::Buffer workspace;
+  // KG > 1 deterministic: the partial sums, one buffer per stream so that concurrent runs never mix.
+  mutable runtime::StreamWorkspaces workspaces;
 };
 
 lower::DeviceLimits device_limits(const runtime::DeviceInfo& info) {
@@ -47,9 +49,9 @@ CompiledGemm::CompiledGemm(lower::GemmKernel kernel, const lower::GemmParams& pa
   std::optional<runtime::Kernel> prepare, reduce;
   if (!kernel.prepare_name.empty()) prepare = module.kernel(kernel.prepare_name);
   if (!kernel.reduce_name.empty()) reduce = module.kernel(kernel.reduce_name);
-  state_ = std::make_unique<State>(State{params, mode, std::move(kernel), ordinal,
-                                         device_limits(runtime::device_info(ordinal)), std::move(module), main,
-                                         prepare, reduce, runtime::Buffer{}});
+  state_ = std::unique_ptr<State>(new State{params, mode, std::move(kernel), ordinal,
+                                            device_limits(runtime::device_info(ordinal)), std::move(module), main,
+                                            prepare, reduce, {}});
 }
 
 CompiledGemm::CompiledGemm(CompiledGemm&&) noexcept = default;
@@ -71,7 +73,6 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
     throw InvalidArgument(fmt::format("GEMM {} cannot run with {}: {}", ir::to_string(g), s.params.str(), legal.reason));
   runtime::use_device(s.ordinal);
   auto grid = lower::gemm_grid(g, s.params, s.mode);
-  if (grid.workspace_bytes > s.workspace.bytes()) s.workspace = runtime::Buffer(grid.workspace_bytes);
 
   // Scalars travel in the type the kernels declare: f64 for f64 problems, f32 otherwise.
   bool f64 = g.dtype == ir::DType::f64;
@@ -81,7 +82,7 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
   void* beta_arg = f64 ? static_cast<void*>(&beta64) : &beta32;
   std::int32_t m = static_cast<std::int32_t>(g.m), n = static_cast<std::int32_t>(g.n), k = static_cast<std::int32_t>(g.k);
   std::int64_t lda = g.lda, ldb = g.ldb, ldc = g.ldc, sa = g.stride_a, sb = g.stride_b, sc = g.stride_c;
-  runtime::DevicePtr w = s.workspace.ptr();
+  runtime::DevicePtr w = s.workspaces.get(stream, grid.workspace_bytes);
   auto dim = [](const std::array<unsigned, 3>& d) { return runtime::Dim3{d[0], d[1], d[2]}; };
   unsigned helper_threads = static_cast<unsigned>(s.kernel.helper_threads);
 

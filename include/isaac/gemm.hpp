@@ -21,7 +21,8 @@ class CompiledGemm {
   ~CompiledGemm();
 
   // C = alpha op(A) op(B) + beta C on `stream`. `problem` must have the dtype and layout this was
-  // compiled for and pass check_gemm with these parameters, else InvalidArgument says why.
+  // compiled for and pass check_gemm with these parameters, else InvalidArgument says why. Runs on
+  // different streams (and threads) may overlap: a deterministic split keeps a workspace per stream.
   void run(const ir::Gemm& problem, runtime::DevicePtr c, runtime::DevicePtr a, runtime::DevicePtr b, double alpha,
            double beta, const runtime::Stream& stream) const;
 

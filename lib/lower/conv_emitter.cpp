@@ -33,13 +33,12 @@ class ConvEmitter : public TiledKernelBuilder {
  public:
   ConvEmitter(llvm::Module& module, const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue, int sm)
       : TiledKernelBuilder(module, v.dtype, conv_as_gemm(p), conv_input_reduction_contiguous(v),
-                           conv_filter_k_contiguous(v), false),
+                           conv_filter_k_contiguous(v), false, sm),
         v_(v),
         p_(p),
         in_red_(conv_input_reduction_contiguous(v)),
         f_k_(conv_filter_k_contiguous(v)),
-        epi_(epilogue),
-        sm_(sm) {
+        epi_(epilogue) {
     npq_ = v.n * v.p * v.q;
     crs_ = v.c * v.r * v.s;
     fj_ = v.filter_layout == ir::FilterLayout::krsc ? v.filter_strides[1] : v.filter_strides[3];
@@ -76,7 +75,6 @@ class ConvEmitter : public TiledKernelBuilder {
   const GemmParams& g_ = t_;  // the tiling in GEMM terms
   bool in_red_, f_k_;
   ConvEpilogue epi_;
-  int sm_;
   std::int64_t npq_, crs_, fj_;
 
   Value *O_, *I_, *F_, *LUT_, *bias_, *alpha_, *beta_;

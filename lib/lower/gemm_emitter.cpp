@@ -30,11 +30,10 @@ using llvm::Value;
 class GemmEmitter : public TiledKernelBuilder {
  public:
   GemmEmitter(llvm::Module& module, const ir::Gemm& g, const GemmParams& p, SplitMode mode, int sm)
-      : TiledKernelBuilder(module, g.dtype, p, g.a_trans, g.b_trans, g.dtype == ir::DType::f16 && !p.acc32),
+      : TiledKernelBuilder(module, g.dtype, p, g.a_trans, g.b_trans, g.dtype == ir::DType::f16 && !p.acc32, sm),
         g_(g),
         p_(p),
-        mode_(mode),
-        sm_(sm) {}
+        mode_(mode) {}
 
   std::string name() const {
     return fmt::format("isaac_gemm_{}_{}{}", ir::name(g_.dtype), g_.a_trans ? 'T' : 'N', g_.b_trans ? 'T' : 'N');
@@ -73,7 +72,6 @@ class GemmEmitter : public TiledKernelBuilder {
   const ir::Gemm& g_;
   GemmParams p_;
   SplitMode mode_;
-  int sm_;
 
   // State of the main kernel while it is emitted.
   Value *A_, *B_, *C_, *W_, *alpha_, *beta_, *M_, *N_, *K_, *lda_, *ldb_, *ldc_;

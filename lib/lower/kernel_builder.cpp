@@ -204,10 +204,11 @@ void KernelBuilder::grid_dependency(const char* op) {
 // ---- TiledKernelBuilder
 
 TiledKernelBuilder::TiledKernelBuilder(llvm::Module& module, ir::DType dtype, const GemmParams& t, bool a_trans,
-                                       bool b_trans, bool half_acc)
+                                       bool b_trans, bool half_acc, int sm)
     : KernelBuilder(module, dtype),
       t_(t),
       l_(dtype, a_trans, b_trans, t),
+      sm_(sm),
       a_k_contiguous_(a_trans),
       b_k_contiguous_(!b_trans),
       half_acc_(half_acc) {
@@ -356,8 +357,8 @@ void TiledKernelBuilder::compute_stage_mma(Value* stage) {
 
 // f64: per 4-deep step, each thread loads its A elements (row g of each 8-row mma tile, column t)
 // and B elements (row t, column g of each 8-column tile) from shared memory, and the warp issues
-// MS x (NS/2) mma.sync.m8n8k4.f64, whose accumulator fragment is the pair of columns (2t, 2t + 1)
-// at row g: the same cells as the f16 layout.
+// MS x (NS/2) mma.sync.m8n8k4.f64 (on sm_90, pairs of them as m16n8k4), whose accumulator fragment
+// is the pair of columns (2t, 2t + 1) at row g: the same cells as the f16 layout.
 void TiledKernelBuilder::compute_stage_dmma(Value* stage) {
   int steps = t_.u / t_.kl;
   Value* k_lane = b_.CreateAdd(b_.CreateMul(tk_, c32(steps)), quad_);
@@ -373,6 +374,8 @@ void TiledKernelBuilder::compute_stage_dmma(Value* stage) {
   auto load = [&](Value* index) {
     return b_.CreateAlignedLoad(elem_, gep(elem_, smem_, index), llvm::Align(l_.elem));
   };
+  // sm_90 has a 16-row DMMA shape: tiles 2p and 2p + 1 go to one instruction where both exist.
+  auto paired = [&](int i) { return sm_ >= 90 && i % 2 == 0 && i + 1 < t_.ms; };
   for (int step = 0; step < steps; step += 4) {
     if (step > 0) memory_fence();
     std::vector<Value*> a, bv;
@@ -380,14 +383,32 @@ void TiledKernelBuilder::compute_stage_dmma(Value* stage) {
       a.push_back(load(b_.CreateAdd(a_base, c32(offset(a_rows_k(), l_.pitch_a, step, 8 * i)))));
     for (int j = 0; j < t_.ns / 2; ++j)
       bv.push_back(load(b_.CreateAdd(b_base, c32(offset(b_rows_k(), l_.pitch_b, step, 8 * j)))));
-    for (int i = 0; i < t_.ms; ++i)
+    for (int i = 0; i < t_.ms; i += paired(i) ? 2 : 1)
       for (int j = 0; j < t_.ns / 2; ++j) {
-        llvm::AllocaInst* cells[2] = {acc_cells_[i * t_.ns + 2 * j], acc_cells_[i * t_.ns + 2 * j + 1]};
-        Value* d = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, {},
-                                      {a[i], bv[j], b_.CreateLoad(acc_, cells[0]), b_.CreateLoad(acc_, cells[1])});
-        for (unsigned e = 0; e < 2; ++e) b_.CreateStore(b_.CreateExtractValue(d, e), cells[e]);
+        std::vector<llvm::AllocaInst*> cells;
+        for (int r = 0; r < (paired(i) ? 2 : 1); ++r)
+          for (int e = 0; e < 2; ++e) cells.push_back(acc_cells_[(i + r) * t_.ns + 2 * j + e]);
+        std::vector<Value*> c;
+        for (auto* cell : cells) c.push_back(b_.CreateLoad(acc_, cell));
+        Value* d = paired(i) ? dmma_m16n8k4(a[i], a[i + 1], bv[j], c)
+                             : b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, {},
+                                                  {a[i], bv[j], c[0], c[1]});
+        for (unsigned e = 0; e < cells.size(); ++e) b_.CreateStore(b_.CreateExtractValue(d, e), cells[e]);
       }
   }
+}
+
+// D = A B + C for a 16 x 8 x 4 f64 tile (sm_90; LLVM 19 has no intrinsic for it). a0 and a1 hold
+// rows g and g + 8, c[0..1] and c[2..3] the column pair of those rows: the fragments of two m8n8k4
+// tiles stacked along M.
+llvm::Value* TiledKernelBuilder::dmma_m16n8k4(Value* a0, Value* a1, Value* b, const std::vector<Value*>& c) {
+  llvm::Type* f64 = b_.getDoubleTy();
+  auto* result = llvm::StructType::get(b_.getContext(), {f64, f64, f64, f64});
+  auto* type = llvm::FunctionType::get(result, std::vector<llvm::Type*>(7, f64), false);
+  auto* mma = llvm::InlineAsm::get(
+      type, "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {$0, $1, $2, $3}, {$4, $5}, {$6}, {$7, $8, $9, $10};",
+      "=d,=d,=d,=d,d,d,d,d,d,d,d", false);
+  return b_.CreateCall(mma, {a0, a1, b, c[0], c[1], c[2], c[3]});
 }
 
 void TiledKernelBuilder::compute_stage(Value* stage) {

@@ -93,9 +93,9 @@ inline int fragment_offset(int i, int fv, int tile, int thread_tile) {
 class TiledKernelBuilder : public KernelBuilder {
  protected:
   // `t` in GEMM terms (conv_as_gemm for CONV); a_trans: A's contiguous axis is K; b_trans: B's is N.
-  // half_acc: f16 accumulators, two per <2 x half> cell.
+  // half_acc: f16 accumulators, two per <2 x half> cell. sm: the target's compute capability.
   TiledKernelBuilder(llvm::Module& module, ir::DType dtype, const GemmParams& t, bool a_trans, bool b_trans,
-                     bool half_acc);
+                     bool half_acc, int sm);
   virtual ~TiledKernelBuilder() = default;
 
   // Loads stage `tile` of this block's K range into pre_a_ / pre_b_; `predicated` for the K tail.
@@ -120,6 +120,7 @@ class TiledKernelBuilder : public KernelBuilder {
   void compute_stage(Value* stage);
   void compute_stage_mma(Value* stage);
   void compute_stage_dmma(Value* stage);
+  Value* dmma_m16n8k4(Value* a0, Value* a1, Value* b, const std::vector<Value*>& c);
   // Where accumulator cell (i, j) of this thread lies in the block's ML x NL tile: row and column.
   Value* cell_row(int i);
   Value* cell_column(int j);
@@ -135,6 +136,7 @@ class TiledKernelBuilder : public KernelBuilder {
 
   GemmParams t_;
   GemmLayout l_;
+  int sm_;
   bool a_k_contiguous_, b_k_contiguous_, half_acc_;
   llvm::Type *acc_, *acc_scalar_;
   Value *tid_ = nullptr, *tm_ = nullptr, *tn_ = nullptr, *tk_ = nullptr;

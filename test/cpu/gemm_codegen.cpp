@@ -532,6 +532,35 @@ TEST_CASE("split kernels for sm_90 wait for the kernel before them, prepare lets
   }
 }
 
+// sm_90's 16-row DMMA shape holds the fragments of two stacked 8-row ones: an f64 TC=1 kernel pairs
+// its 8-row tiles into m16n8k4 there (MS=1 leaves single m8n8k4), and keeps m8n8k4 on sm_80, which
+// has no other f64 shape.
+TEST_CASE("f64 TC=1 kernels use mma.m16n8k4 on sm_90 and mma.m8n8k4 on sm_80") {
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string wide = "mma.sync.aligned.m16n8k4.row.col.f64", narrow = "mma.sync.aligned.m8n8k4.row.col.f64";
+  auto g = ir::dense_gemm(DType::f64, 512, 512, 512, false, true);
+  for (const char* params : {"ML=64,NL=64,MS=8,NS=4,U=16,VA=2,VB=2,LA=32,LB=32,DB=0,TC=1",
+                             "ML=16,NL=32,MS=1,NS=4,U=16,VA=2,VB=2,LA=8,LB=16,DB=0,TC=1"}) {
+    auto p = lower::parse_gemm_params(params);
+    INFO(params);
+    auto hopper = lower::emit_gemm(g, p, lower::Target{90, false});
+    auto ampere = lower::emit_gemm(g, p, lower::Target{80, false});
+    const std::string main90 = entry_text(hopper.ptx, hopper.main_name);
+    const std::string main80 = entry_text(ampere.ptx, ampere.main_name);
+    // The same steps in both texts: per step and column pair, MS narrow products on sm_80; MS/2 wide
+    // ones (and a narrow one for MS=1) on sm_90.
+    const int narrow80 = count(main80, narrow);
+    REQUIRE(narrow80 > 0);
+    CHECK(count(main80, "m16n8k4") == 0);
+    CHECK(count(main90, wide) == narrow80 / p.ms * (p.ms / 2));
+    CHECK(count(main90, narrow) == narrow80 / p.ms * (p.ms % 2));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. The ptxas sweep: the issue's CI proof
 

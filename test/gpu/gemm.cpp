@@ -11,9 +11,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <optional>
 #include <random>
+#include <thread>
 
 using namespace isaac;
 using test::HostArray;
@@ -324,4 +326,73 @@ TEST_CASE("GEMM: a split's kernels launched to overlap wait for the kernel befor
   if (limits.sm >= 80) add(ir::DType::f16, false, "ML=64,NL=64,MS=4,NS=8,U=16,KG=4,VA=4,VB=4,LA=16,LB=4,TC=1");
   if (limits.sm < 90) MESSAGE("sm_" << limits.sm << ": the kernels are launched in stream order, without overlap");
   for (int round = 0; round < 3; ++round) compile_and_check(cases);
+}
+
+// A deterministic split keeps its partial sums in a workspace between its two kernels. Runs of one
+// compiled kernel on two streams, launched back to back, and from two threads, must each get their
+// own: with different B per stream, a shared workspace would hand one stream's partial sums to the
+// other's reduction. Small integers make every sum exact, so each result must equal the reference.
+TEST_CASE("GEMM: a deterministic split runs on two streams and two threads at once") {
+  auto g = ir::dense_gemm(ir::DType::f32, 300, 200, 2000, false, true);
+  lower::GemmParams p = lower::parse_gemm_params("ML=64,NL=32,MS=4,NS=4,U=16,KG=16,VA=4,VB=4,LA=16,LB=8");
+  REQUIRE(lower::check_gemm(g, p));
+  CompiledGemm kernel(g, p, lower::SplitMode::deterministic);
+  auto storage = ir::gemm_storage(g);
+  std::mt19937_64 rng(11);
+  auto integers = [&](std::size_t size, int range) {
+    HostArray x(g.dtype, static_cast<std::int64_t>(size));
+    for (std::size_t i = 0; i < size; ++i) x.set(i, double(std::uniform_int_distribution<int>(-range, range)(rng)));
+    return x;
+  };
+  struct Lane {
+    HostArray b, c;
+    std::vector<double> expected;
+    runtime::Buffer db, dc;
+    runtime::Stream stream;
+  };
+  HostArray a = integers(storage.a, 3);
+  runtime::Buffer da(a.bytes.size());
+  da.upload(a.bytes.data(), a.bytes.size());
+  std::vector<Lane> lanes;
+  for (int i = 0; i < 2; ++i) {
+    Lane lane{integers(storage.b, 3), integers(storage.c, 100), {}, {}, {}, {}};
+    lane.expected = lane.c.values;
+    ir::reference_gemm(g, 2.0, 0.5, a.values.data(), lane.b.values.data(), lane.expected.data());
+    lane.db = runtime::Buffer(lane.b.bytes.size());
+    lane.dc = runtime::Buffer(lane.c.bytes.size());
+    lane.db.upload(lane.b.bytes.data(), lane.b.bytes.size());
+    lanes.push_back(std::move(lane));
+  }
+  auto launch = [&](Lane& lane) {
+    lane.dc.upload(lane.c.bytes.data(), lane.c.bytes.size());
+    kernel.run(g, lane.dc.ptr(), da.ptr(), lane.db.ptr(), 2.0, 0.5, lane.stream);
+  };
+  auto wrong = [&](Lane& lane) {
+    lane.stream.synchronize();
+    HostArray out(g.dtype, static_cast<std::int64_t>(storage.c));
+    lane.dc.download(out.bytes.data(), out.bytes.size());
+    int count = 0;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(storage.c); ++i) count += out.get(i) != lane.expected[i];
+    return count;
+  };
+  for (int run = 0; run < 20; ++run) {
+    launch(lanes[0]);
+    launch(lanes[1]);
+    INFO("back to back, run " << run);
+    CHECK(wrong(lanes[0]) == 0);
+    CHECK(wrong(lanes[1]) == 0);
+  }
+  std::array<int, 2> wrong_in_thread{};
+  auto work = [&](int i) {
+    runtime::use_device(0);
+    for (int run = 0; run < 20; ++run) {
+      launch(lanes[i]);
+      wrong_in_thread[i] += wrong(lanes[i]);
+    }
+  };
+  std::thread other(work, 1);
+  work(0);
+  other.join();
+  CHECK(wrong_in_thread[0] == 0);
+  CHECK(wrong_in_thread[1] == 0);
 }
