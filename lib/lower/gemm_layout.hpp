@@ -36,11 +36,16 @@ struct GemmLayout {
       // bytes at once: a 16-byte pad puts them in distinct banks. DB=1 is a three-stage pipeline.
       a_rows_k = !a_trans;
       b_rows_k = b_trans;
-      // f64 (DMMA) fragments are single 8-byte loads, lane (g, q) at row q, column g of a K-row
-      // tile: a row length of 8 (mod 16) elements puts rows 0 and 1 (2 and 3) 16 banks apart, two
-      // wavefronts per warp, the least 256 bytes need; the 16-byte pad made it four.
-      pad_a = elem == 8 && a_rows_k ? 8 : 16 / elem;
-      pad_b = elem == 8 && b_rows_k ? 8 : 16 / elem;
+      // f64 (DMMA) fragments are single 8-byte loads: lane 4 g + q reads (k = q, m or n = g), and
+      // a warp's 8-byte loads reach shared memory as two half-warps, lanes 0-15 (g < 4) and 16-31.
+      // A row length of 4 (mod 16) elements puts a half-warp's 16 elements (q * 4 + g in a K-row
+      // tile, g * 4 + q in an M- or N-row one) on 16 distinct 8-byte bank pairs: two wavefronts
+      // per warp, the least 256 bytes need. 8 (mod 16) put rows 0 and 2 on the same banks (four
+      // wavefronts, measured by Nsight Compute), and so did the 16-byte pad. Rows stay 16-byte
+      // aligned for cp.async: the lengths are even.
+      auto f64_pad = [](int length) { return ((4 - length) % 16 + 16) % 16; };
+      pad_a = elem == 8 ? f64_pad(a_rows_k ? p.ml : p.u) : 16 / elem;
+      pad_b = elem == 8 ? f64_pad(b_rows_k ? p.nl : p.u) : 16 / elem;
       pitch_a = (a_rows_k ? p.ml : p.u) + pad_a;
       pitch_b = (b_rows_k ? p.nl : p.u) + pad_b;
       stage_a = (a_rows_k ? p.u : p.ml) * pitch_a;

@@ -484,7 +484,7 @@ TEST_CASE("f16 TC=1 kernels with plain stores stage C in shared memory and store
   // f64 keeps its direct stores, and so does a split.
   auto d = lower::parse_gemm_params("ML=64,NL=64,MS=8,NS=4,U=16,VA=2,VB=2,LA=32,LB=32,DB=0,TC=1");
   REQUIRE(lower::check_gemm_params(DType::f64, false, true, d, {.sm = 90}));
-  CHECK(lower::gemm_shared_bytes(DType::f64, false, true, d) == 2 * 2 * 16 * (64 + 8) * 8);  // K-row tiles, 64-byte pad
+  CHECK(lower::gemm_shared_bytes(DType::f64, false, true, d) == 2 * 2 * 16 * (64 + 4) * 8);  // K-row tiles, 32-byte pad
   auto split = p;
   split.kg = 2;
   CHECK(lower::gemm_shared_bytes(DType::f16, false, true, split) == 2 * 2 * 16 * (128 + 8) * 2);
