@@ -96,8 +96,12 @@ int main(int argc, char** argv) {
                     "refinement: at most this many rounds (0: none); stops when a round finds nothing faster")
       ->capture_default_str();
   sweep->add_option("--seed", so.seed, "seed of the sample")->capture_default_str();
-  sweep->add_option("--tc-fraction", so.tc_fraction, "f16 and f64 on sm_80+: share of the sample from the tensor-core (TC=1) sets")
+  sweep->add_option("--tc-fraction", so.tc_fraction,
+                    "f16 and f64 on sm_80+: share of the sample from the tensor-core (TC=1 and TC=2) sets")
       ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  sweep->add_option("--tc", so.only_tc, "sample only the sets with this TC (0, 1 or 2; -1: all)")
+      ->check(CLI::Range(-1, 2))
       ->capture_default_str();
   sweep->add_option("--acc16-fraction", so.acc16_fraction, "f16: share of the sample with ACC=16")
       ->capture_default_str();

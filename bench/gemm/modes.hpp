@@ -23,7 +23,8 @@ struct SweepOptions {
   int refine_rounds = 4;      // at most; the refinement stops earlier when a round finds nothing faster
   std::uint64_t seed = 1;
   double acc16_fraction = 0.25;
-  double tc_fraction = 0.5;  // f16 and f64 on sm_80+: share of the sample from the tensor-core (TC=1) sets
+  double tc_fraction = 0.5;  // f16 and f64 on sm_80+: share of the sample from the tensor-core (TC > 0) sets
+  int only_tc = -1;          // >= 0: sample only the sets with this TC (the refinement may still change it)
   std::string out = "bench/results/gemm-sweep-winners.csv";
   std::string all = "bench/results/gemm-sweep-all.csv";
   double budget_seconds = 420;

@@ -20,9 +20,9 @@ std::optional<int> adjacent(const std::vector<int>& list, int v, int step) {
   return list[static_cast<std::size_t>(i)];
 }
 
-const std::vector<int> tiles{16, 32, 64, 128, 256}, thread_tiles{1, 2, 4, 8, 16}, depths{4, 8, 16, 32},
+const std::vector<int> tiles{16, 32, 64, 128, 256}, thread_tiles{1, 2, 4, 8, 16}, depths{4, 8, 16, 32, 64},
     k_steps{1, 2}, k_local{1, 2, 4, 8}, k_global{1, 2, 4, 8, 16, 32, 64, 128, 256}, vectors{1, 2, 4, 8},
-    buffers{0, 1}, swizzles{1, 8}, accumulators{0, 1}, tensor_cores{0, 1};
+    buffers{0, 1}, swizzles{1, 8}, accumulators{0, 1}, tensor_cores{0, 1, 2};
 
 }  // namespace
 

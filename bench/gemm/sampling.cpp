@@ -111,7 +111,9 @@ Sample draw_sample(const ir::Gemm& g, const lower::DeviceLimits& limits, const S
   s.space_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s.space = space.size();
 
-  auto excluded = [&](const lower::GemmParams& p) { return !exclude.empty() && exclude.count(p.str()) > 0; };
+  auto excluded = [&](const lower::GemmParams& p) {
+    return (o.only_tc >= 0 && p.tc != o.only_tc) || (!exclude.empty() && exclude.count(p.str()) > 0);
+  };
   auto swizzle_matters = [&](const lower::GemmParams& p) {
     return (g.m + p.ml - 1) / p.ml > 1 && (g.n + p.nl - 1) / p.nl > 1;
   };

@@ -28,7 +28,8 @@ struct SampleOptions {
   std::uint64_t seed = 1;
   int sm_count = 132;
   double acc16_fraction = 0.25;
-  double tc_fraction = 0.5;  // f16 and f64 on sm_80+: of the sample, from the TC=1 sets
+  double tc_fraction = 0.5;  // f16 and f64 on sm_80+: of the sample, from the tensor-core (TC > 0) sets
+  int only_tc = -1;          // >= 0: sample only the sets with this TC
   int min_threads = 64, max_threads = 512;
   int min_thread_tile = 4;
   int anchors = 8;  // classic register-blocked sets tried first (see draw_sample)

@@ -232,7 +232,7 @@ std::vector<Job> make_jobs(const SweepOptions& o) {
 int dry_run(std::vector<Job>& jobs, const SweepOptions& o) {
   int threads = default_threads(o.threads);
   lower::DeviceLimits limits;  // the H100's
-  SampleOptions so{.count = o.candidates, .seed = o.seed, .sm_count = 132, .acc16_fraction = o.acc16_fraction, .tc_fraction = o.tc_fraction};
+  SampleOptions so{.count = o.candidates, .seed = o.seed, .sm_count = 132, .acc16_fraction = o.acc16_fraction, .tc_fraction = o.tc_fraction, .only_tc = o.only_tc};
   auto t0 = Clock::now();
   draw_samples(jobs, limits, so, {}, threads);
   // --merge/--resume: the earlier winners seed the jobs (and those no longer legal are named).
@@ -401,7 +401,7 @@ int sweep_main(const SweepOptions& o) {
   // Phase 1: every job's sample, on all cores.
   auto t_sample = Clock::now();
   SampleOptions so{
-      .count = o.candidates, .seed = o.seed, .sm_count = info.sm_count, .acc16_fraction = o.acc16_fraction, .tc_fraction = o.tc_fraction};
+      .count = o.candidates, .seed = o.seed, .sm_count = info.sm_count, .acc16_fraction = o.acc16_fraction, .tc_fraction = o.tc_fraction, .only_tc = o.only_tc};
   draw_samples(jobs, limits, so, exclude, threads);
   double sample_seconds = since(t_sample);
   std::size_t planned = 0;

@@ -52,12 +52,13 @@ class GemmEmitter : public TiledKernelBuilder {
     const std::vector<Value*>* k_in_tile;
     const std::vector<llvm::AllocaInst*>* prefetch;
     const std::vector<LoadSlot>* slots;
-    int vector, along, region, stage_size, pitch;
+    int vector, along, region, stage_size, pitch, wgmma_width;
   };
   std::array<Operand, 2> operands() {
-    return {Operand{A_, lda_, g_.a_trans, &a_offset_, &a_k_, &pre_a_, &slots_a_, p_.va, p_.la, 0, l_.stage_a, l_.pitch_a},
+    return {Operand{A_, lda_, g_.a_trans, &a_offset_, &a_k_, &pre_a_, &slots_a_, p_.va, p_.la, 0, l_.stage_a, l_.pitch_a,
+                    wgmma_width(g_.a_trans, 64)},
             Operand{B_, ldb_, !g_.b_trans, &b_offset_, &b_k_, &pre_b_, &slots_b_, p_.vb, p_.lb,
-                    l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b}};
+                    l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, wgmma_width(!g_.b_trans, 16 * p_.ns)}};
   }
   Value* slot_pointer(const Operand& o, size_t s, Value* tile, bool predicated, Value** in_range);
   void load_tile(Value* tile, bool predicated) override;
@@ -112,16 +113,19 @@ void GemmEmitter::load_tile(Value* tile, bool predicated) {
 // coordinate, column = its contiguous one, in either orientation); past k_end nothing is read and
 // the copy zero-fills. cp.async copies 4, 8 or 16 bytes: single f16 elements (V=1, for odd leading
 // dimensions) are loaded and stored by the thread instead, which the pipeline's barrier also covers.
+// TC=2: each vector is one row of a core matrix.
 void GemmEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
   for (const Operand& o : operands()) {
-    Value* lane = b_.CreateMul(b_.CreateURem(tid_, c32(o.along)), c32(o.vector));
-    Value* row = b_.CreateUDiv(tid_, c32(o.along));
+    auto [lane, row] = load_position(o.along, o.vector);
     Value* base = b_.CreateAdd(c32(o.region), b_.CreateMul(buffer, c32(o.stage_size)));
     const int bytes = o.vector * l_.elem;
     for (size_t s = 0; s < o.offset->size(); ++s) {
       const LoadSlot& slot = (*o.slots)[s];
-      Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(c32(slot.o), row), c32(o.pitch)),
-                                                     b_.CreateAdd(c32(slot.c), lane)));
+      Value* c = b_.CreateAdd(c32(slot.c), lane);
+      Value* r = b_.CreateAdd(c32(slot.o), row);
+      Value* index = p_.tc == 2 ? b_.CreateAdd(base, o.k_contiguous ? wgmma_offset(r, c, true, o.wgmma_width)
+                                                                    : wgmma_offset(c, r, false, o.wgmma_width))
+                                : b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(r, c32(o.pitch)), c));
       Value* in_range = nullptr;
       Value* source = slot_pointer(o, s, tile, predicated, &in_range);
       if (bytes < 4) {
@@ -139,13 +143,14 @@ void GemmEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
 void GemmEmitter::epilogue() {
   Value* m0 = b_.CreateMul(bm_, c32(p_.ml));
   Value* n0 = b_.CreateMul(bn_, c32(p_.nl));
+  const int rows = cell_rows(), columns = cell_columns();
   auto for_each = [&](const std::function<void(Value* m, Value* n, Value* acc)>& f) {
-    for (int j = 0; j < p_.ns; ++j)
-      for (int i = 0; i < p_.ms; ++i) {
+    for (int j = 0; j < columns; ++j)
+      for (int i = 0; i < rows; ++i) {
         Value* m = b_.CreateAdd(m0, cell_row(i));
         Value* n = b_.CreateAdd(n0, cell_column(j));
         Value* acc = half_acc_ ? b_.CreateExtractElement(b_.CreateLoad(acc_, acc_cells_[(i / 2) * p_.ns + j]), i % 2)
-                               : b_.CreateLoad(acc_, acc_cells_[i * p_.ns + j]);
+                               : b_.CreateLoad(acc_, acc_cells_[i * columns + j]);
         f(m, n, acc);
       }
   };
@@ -188,7 +193,7 @@ void GemmEmitter::epilogue() {
   };
   Value* chunks_aligned = l_.fvm > 1 ? c_rows_aligned(l_.fvm) : nullptr;
 
-  // TC=1 f16 with KG > 1: a thread's accumulators pair columns (n, n + 1) of one row. movmatrix
+  // TC=1 and 2 f16 with KG > 1: a thread's accumulators pair columns (n, n + 1) of one row. movmatrix
   // transposes each 8 x 8 tile within the warp, after which a thread holds rows (m, m + 1) of one
   // column: adjacent in C, one f16x2 reduction instead of two f16 ones (the H100 winners of the f16
   // ICA and DeepBench problems ran 1.5x to 3.4x faster). Plain stores stay scalar: with pairs, the
@@ -199,19 +204,20 @@ void GemmEmitter::epilogue() {
     auto* half2 = llvm::FixedVectorType::get(elem_, 2);
     auto* transpose = llvm::InlineAsm::get(llvm::FunctionType::get(i32_, {i32_}, false),
                                            "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r", false);
-    for (int i = 0; i < p_.ms; ++i)
-      for (int j = 0; j < p_.ns; j += 2) {
-        std::vector<Value*> columns;
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < columns; j += 2) {
+        std::vector<Value*> pair;
         for (int e = 0; e < 2; ++e)
-          columns.push_back(to_elem(b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * p_.ns + j + e]))));
-        auto* moved = b_.CreateCall(transpose, {half_pairs(columns)[0]});
+          pair.push_back(to_elem(b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * columns + j + e]))));
+        auto* moved = b_.CreateCall(transpose, {half_pairs(pair)[0]});
         moved->addFnAttr(llvm::Attribute::Convergent);
-        Value* rows = b_.CreateBitCast(moved, half2);
-        // The tile's rows 2t and 2t + 1 in its column g.
-        Value* m = b_.CreateAdd(m0, b_.CreateAdd(b_.CreateMul(wm_, c32(8 * p_.ms)),
-                                                 b_.CreateAdd(c32(8 * i), b_.CreateMul(quad_, c32(2)))));
-        Value* n = b_.CreateAdd(n0, b_.CreateAdd(b_.CreateMul(wn_, c32(4 * p_.ns)), b_.CreateAdd(c32(4 * j), group_)));
-        std::vector<Value*> values{b_.CreateExtractElement(rows, c32(0)), b_.CreateExtractElement(rows, c32(1))};
+        Value* transposed = b_.CreateBitCast(moved, half2);
+        // The 8 x 8 tile holds the cells at (row g, columns 2t, 2t + 1); the transposed one rows 2t
+        // and 2t + 1 of its column g.
+        Value* m = b_.CreateAdd(m0, b_.CreateAdd(b_.CreateSub(cell_row(i), group_), b_.CreateMul(quad_, c32(2))));
+        Value* n = b_.CreateAdd(n0, b_.CreateAdd(b_.CreateSub(cell_column(j), b_.CreateMul(quad_, c32(2))), group_));
+        std::vector<Value*> values{b_.CreateExtractElement(transposed, c32(0)),
+                                   b_.CreateExtractElement(transposed, c32(1))};
         predicated_vector_red(c_ptr(m, n), values, inside(m, n), sm_);
       }
   };
@@ -283,10 +289,11 @@ Value* GemmEmitter::c_rows_aligned(int width) {
 void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
   const int pitch = l_.staging_pitch(p_);
   barrier();  // every warp is done with the pipeline's buffers
-  for (int j = 0; j < p_.ns; ++j)
-    for (int i = 0; i < p_.ms; ++i) {
+  for (int j = 0; j < cell_columns(); ++j)
+    for (int i = 0; i < cell_rows(); ++i) {
       Value* index = b_.CreateAdd(b_.CreateMul(cell_column(j), c32(pitch)), cell_row(i));
-      b_.CreateStore(b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * p_.ns + j])), gep(acc_, smem_, index));
+      b_.CreateStore(b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * cell_columns() + j])),
+                     gep(acc_, smem_, index));
     }
   barrier();
 
@@ -385,8 +392,7 @@ void GemmEmitter::emit_main() {
   auto prepare = [&](bool k_contiguous, Value* ld, Value* extent, int tile, Value* block, int along, int v,
                      const std::vector<LoadSlot>& s, std::vector<Value*>& offset, std::vector<Value*>& k_in_tile,
                      std::vector<llvm::AllocaInst*>& pre) {
-    Value* lane = b_.CreateMul(b_.CreateURem(tid_, c32(along)), c32(v));
-    Value* row = b_.CreateUDiv(tid_, c32(along));
+    auto [lane, row] = load_position(along, v);
     for (const LoadSlot& slot : s) {
       Value* c = b_.CreateAdd(c32(slot.c), lane);
       Value* o = b_.CreateAdd(c32(slot.o), row);
@@ -484,8 +490,11 @@ GemmKernel emit_gemm(const ir::Gemm& g, const GemmParams& p, const Target& targe
   if (auto legal = check_gemm_params(g.dtype, g.a_trans, g.b_trans, p, DeviceLimits{.sm = target.sm}); !legal)
     throw InvalidArgument("illegal GEMM parameters " + p.str() + ": " + legal.reason);
   auto start = std::chrono::steady_clock::now();
+  // wgmma exists only in sm_90a's PTX; the legality check above admits TC=2 for sm_90 alone.
+  Target target_for_params = target;
+  if (p.tc == 2) target_for_params.arch_specific = true;
   llvm::LLVMContext ctx;
-  auto module = make_nvptx_module(ctx, "isaac_gemm", target);
+  auto module = make_nvptx_module(ctx, "isaac_gemm", target_for_params);
   GemmKernel kernel;
   {
     GemmEmitter main(*module, g, p, mode, target.sm);
@@ -502,7 +511,7 @@ GemmKernel emit_gemm(const ir::Gemm& g, const GemmParams& p, const Target& targe
       kernel.reduce_name = helper.name() + "_reduce";
     }
   }
-  kernel.ptx = compile_to_ptx(*module, target);
+  kernel.ptx = compile_to_ptx(*module, target_for_params);
   kernel.overlaps_previous = target.sm >= 90;
   kernel.threads = p.threads();
   kernel.shared_bytes = gemm_shared_bytes(g.dtype, g.a_trans, g.b_trans, p);

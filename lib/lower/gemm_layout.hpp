@@ -30,7 +30,17 @@ struct GemmLayout {
     // Tensor-core fragments come from ldmatrix, not from per-thread vector reads.
     fvm = p.tc ? 1 : std::max(1, std::min(p.ms, 16 / elem));
     fvn = p.tc ? 1 : std::max(1, std::min(p.ns, 16 / elem));
-    if (p.tc) {
+    if (p.tc == 2) {
+      // wgmma reads 8 x 16-byte core matrices; a stage of A is (U/8) x (ML/8) of them, M-adjacent
+      // ones consecutive (128 bytes apart), K-adjacent ones ML x 16 bytes apart; B likewise with NL.
+      // A core matrix is read whole by the tensor cores and written whole by eight threads: no pad.
+      // One stage more than TC=1: the wgmma of the previous stage may still read its buffer.
+      pitch_a = p.ml;
+      pitch_b = p.nl;
+      stage_a = p.u * p.ml;
+      stage_b = p.u * p.nl;
+      stages = p.db ? 4 : 3;
+    } else if (p.tc) {
       // cp.async copies global rows as they are: a tile whose global contiguous axis is K is kept
       // with rows along M (or N) and read by ldmatrix without .trans. ldmatrix reads 8 rows of 16
       // bytes at once: a 16-byte pad puts them in distinct banks. DB=1 is a three-stage pipeline.

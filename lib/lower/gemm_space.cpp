@@ -9,7 +9,9 @@ namespace isaac::lower {
 
 namespace {
 
-constexpr int u_values[] = {4, 8, 16, 32};
+// U = 64 is for the tensor-core sets only (TC=1 and 2): four mma steps between barriers, which the
+// H100 sweep preferred on several f16 problems; FMA sets would hold too many fragments.
+constexpr int u_values[] = {4, 8, 16, 32, 64};
 constexpr int kg_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 constexpr int sw_values[] = {1, 8};
 
@@ -19,7 +21,8 @@ int u_slot(int u) { return std::countr_zero(static_cast<unsigned>(u)) - 2; }
 
 const std::vector<GemmSpace::Split>& GemmSpace::splits_of(const GemmParams& base) const {
   const int slot = u_slot(base.u);
-  if (slot < 0 || slot >= int(splits.size())) throw InvalidArgument("GemmSpace::splits_of: U=" + std::to_string(base.u) + " is not one of 4, 8, 16, 32");
+  if (slot < 0 || slot >= int(splits.size()))
+    throw InvalidArgument("GemmSpace::splits_of: U=" + std::to_string(base.u) + " is not one of 4, 8, 16, 32, 64");
   return splits[slot];
 }
 
@@ -29,20 +32,27 @@ std::size_t GemmSpace::size() const {
   return n;
 }
 
-GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device) {
-  // The load layouts are not searched: each operand takes the widest legal arrangement along its
-  // contiguous axis, which is what coalescing wants.
-  auto widest = [](int contiguous, int vector, int threads) {
+// The load layouts are not searched: each operand takes the widest legal arrangement along its
+// contiguous axis, which is what coalescing wants. TC=2 takes eight threads per core matrix: at most
+// threads / 8 along the contiguous axis.
+void fit_gemm_load_layouts(bool a_trans, bool b_trans, GemmParams& p) {
+  const int threads = p.tc == 2 ? p.threads() / 8 : p.threads();
+  auto widest = [threads](int contiguous, int vector) {
     int along = std::min(threads, std::max(1, contiguous / vector));
     while (along > 1 && (threads % along || contiguous % (along * vector))) along /= 2;
     return along;
   };
+  p.la = widest(a_trans ? p.u : p.ml, p.va);
+  p.lb = widest(b_trans ? p.nl : p.u, p.vb);
+}
+
+GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device) {
   GemmSpace space;
   GemmParams p;
   p.acc32 = 1;
   p.kg = 1, p.sw = 1;
   const bool has_tc = problem.dtype == ir::DType::f16 || problem.dtype == ir::DType::f64;
-  const int max_tc = has_tc && device.sm >= 80 ? 1 : 0;
+  const int max_tc = problem.dtype == ir::DType::f16 && device.sm == 90 ? 2 : has_tc && device.sm >= 80 ? 1 : 0;
   for (int ml : {16, 32, 64, 128, 256})
     for (int nl : {16, 32, 64, 128, 256})
       for (int ms : {1, 2, 4, 8, 16})
@@ -57,9 +67,9 @@ GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device)
                   for (int vb : {1, 2, 4, 8})
                     for (int db : {0, 1})
                       for (int tc = 0; tc <= max_tc; ++tc) {
+                        if (u == 64 && tc == 0) continue;
                         p.u = u, p.ks = ks, p.va = va, p.vb = vb, p.db = db, p.tc = tc;
-                        p.la = widest(problem.a_trans ? p.u : p.ml, p.va, threads);
-                        p.lb = widest(problem.b_trans ? p.nl : p.u, p.vb, threads);
+                        fit_gemm_load_layouts(problem.a_trans, problem.b_trans, p);
                         if (gemm_legal(problem, p, device)) space.bases.push_back(p);
                       }
           }

@@ -31,7 +31,7 @@ KernelBuilder::KernelBuilder(llvm::Module& module, ir::DType dtype)
     smem_ = new llvm::GlobalVariable(module_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
                                      llvm::GlobalValue::ExternalLinkage, nullptr, "isaac_smem", nullptr,
                                      llvm::GlobalValue::NotThreadLocal, 3);
-  smem_->setAlignment(llvm::Align(16));
+  if (smem_->getAlign().valueOrOne() < llvm::Align(16)) smem_->setAlignment(llvm::Align(16));
 }
 
 void KernelBuilder::barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
@@ -214,6 +214,8 @@ TiledKernelBuilder::TiledKernelBuilder(llvm::Module& module, ir::DType dtype, co
       half_acc_(half_acc) {
   acc_ = half_acc_ ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(elem_, 2)) : scalar_;
   acc_scalar_ = half_acc_ ? elem_ : scalar_;
+  // TC=2's swizzle patterns repeat every 8 rows of up to 128 bytes: stages must start 1024-byte aligned.
+  if (t_.tc == 2) smem_->setAlignment(llvm::Align(1024));
 }
 
 std::vector<LoadSlot> TiledKernelBuilder::slots(int contiguous, int other, int along, int vector) const {
@@ -224,12 +226,55 @@ std::vector<LoadSlot> TiledKernelBuilder::slots(int contiguous, int other, int a
   return out;
 }
 
+std::pair<llvm::Value*, llvm::Value*> TiledKernelBuilder::load_position(int along, int vector) {
+  if (t_.tc == 2) {
+    Value* lane = b_.CreateMul(b_.CreateURem(b_.CreateUDiv(tid_, c32(8)), c32(along)), c32(vector));
+    Value* row = b_.CreateAdd(b_.CreateURem(tid_, c32(8)), b_.CreateMul(b_.CreateUDiv(tid_, c32(8 * along)), c32(8)));
+    return {lane, row};
+  }
+  return {b_.CreateMul(b_.CreateURem(tid_, c32(along)), c32(vector)), b_.CreateUDiv(tid_, c32(along))};
+}
+
+// wgmma's canonical swizzled layouts (PTX ISA, "Shared Memory Matrix Layout"). A K-contiguous
+// operand keeps each M/N row's U elements in one row of 2U bytes. An M/N-contiguous one is cut into
+// blocks of `width` bytes along M/N, each holding all U rows of K. Rows are dense; the 16-byte chunk
+// c of row r is stored at chunk c ^ (r mod width/16) of its row (for 32 and 64-byte rows, r counts
+// 128-byte lines), which spreads eight consecutive rows' chunk c, what the tensor cores read at
+// once and eight threads copy at once, over all banks.
+int TiledKernelBuilder::wgmma_width(bool k_contiguous, int mn_per_instruction) const {
+  return std::min(128, (k_contiguous ? t_.u : mn_per_instruction) * l_.elem);
+}
+
+llvm::Value* TiledKernelBuilder::wgmma_offset(Value* mn, Value* k, bool k_contiguous, int width) {
+  const int per_row = width / l_.elem;
+  Value* bytes;
+  if (k_contiguous) {
+    bytes = b_.CreateAdd(b_.CreateMul(mn, c32(width)), b_.CreateMul(k, c32(l_.elem)));
+  } else {
+    Value* block = b_.CreateMul(b_.CreateUDiv(mn, c32(per_row)), c32(t_.u * width));
+    bytes = b_.CreateAdd(b_.CreateAdd(block, b_.CreateMul(k, c32(width))),
+                         b_.CreateMul(b_.CreateURem(mn, c32(per_row)), c32(l_.elem)));
+  }
+  Value* line_bits = b_.CreateAnd(b_.CreateLShr(bytes, c32(3)), c32((width / 16 - 1) << 4));
+  return b_.CreateUDiv(b_.CreateXor(bytes, line_bits), c32(l_.elem));
+}
+
 void TiledKernelBuilder::thread_coordinates() {
   int tm_count = t_.ml / t_.ms, tn_count = t_.nl / t_.ns;
   tm_ = b_.CreateURem(tid_, c32(tm_count));
   tn_ = b_.CreateURem(b_.CreateUDiv(tid_, c32(tm_count)), c32(tn_count));
   tk_ = b_.CreateUDiv(tid_, c32(tm_count * tn_count));
-  if (t_.tc) {
+  if (t_.tc == 2) {
+    // Warp groups tile the block along M first; the warps of a group take 16 rows each.
+    Value* group = b_.CreateUDiv(tid_, c32(128));
+    int groups_m = tm_count / 8;
+    wm_ = b_.CreateURem(group, c32(groups_m));
+    wn_ = b_.CreateUDiv(group, c32(groups_m));
+    warp_ = b_.CreateUDiv(b_.CreateURem(tid_, c32(128)), c32(32));
+    lane_ = b_.CreateURem(tid_, c32(32));
+    group_ = b_.CreateUDiv(lane_, c32(4));
+    quad_ = b_.CreateURem(lane_, c32(4));
+  } else if (t_.tc) {
     // A warp takes an (8 MS) x (4 NS) tile; the warps of a group tile the block along M first.
     Value* warp = b_.CreateUDiv(b_.CreateURem(tid_, c32(tm_count * tn_count)), c32(32));
     int warps_m = tm_count / 8;
@@ -244,13 +289,22 @@ void TiledKernelBuilder::thread_coordinates() {
 // Cell (i, j) of a TC=1 thread: row 8 i + g (f16: i = 2 (16-row mma tile) + (lower 8 rows); f64: the
 // i-th 8-row tile), column 8 (j / 2) + 2 t + j % 2 (the j/2-th 8-column tile, then the thread's pair),
 // as mma.sync's accumulator fragments place them.
+// Cell (i, j) of a TC=2 thread: wgmma's accumulator fragment of an m64nN tile is mma.sync's m16n8
+// fragment repeated, 16 rows per warp and 8 columns per pair of cells: row 64 (i / 2) + 16 warp + g
+// + 8 (i % 2), column 8 (j / 2) + 2 t + j % 2.
 llvm::Value* TiledKernelBuilder::cell_row(int i) {
   if (!t_.tc) return b_.CreateAdd(b_.CreateMul(tm_, c32(l_.fvm)), c32(fragment_offset(i, l_.fvm, t_.ml, t_.ms)));
+  if (t_.tc == 2)
+    return b_.CreateAdd(b_.CreateAdd(b_.CreateMul(wm_, c32(8 * t_.ms)), b_.CreateMul(warp_, c32(16))),
+                        b_.CreateAdd(group_, c32(64 * (i / 2) + 8 * (i % 2))));
   return b_.CreateAdd(b_.CreateMul(wm_, c32(8 * t_.ms)), b_.CreateAdd(group_, c32(8 * i)));
 }
 
 llvm::Value* TiledKernelBuilder::cell_column(int j) {
   if (!t_.tc) return b_.CreateAdd(b_.CreateMul(tn_, c32(l_.fvn)), c32(fragment_offset(j, l_.fvn, t_.nl, t_.ns)));
+  if (t_.tc == 2)
+    return b_.CreateAdd(b_.CreateMul(wn_, c32(16 * t_.ns)),
+                        b_.CreateAdd(b_.CreateMul(quad_, c32(2)), c32(8 * (j / 2) + j % 2)));
   return b_.CreateAdd(b_.CreateMul(wn_, c32(4 * t_.ns)),
                       b_.CreateAdd(b_.CreateMul(quad_, c32(2)), c32(8 * (j / 2) + j % 2)));
 }
@@ -411,7 +465,93 @@ llvm::Value* TiledKernelBuilder::dmma_m16n8k4(Value* a0, Value* a1, Value* b, co
   return b_.CreateCall(mma, {a0, a1, b, c[0], c[1], c[2], c[3]});
 }
 
+// Per 16-deep step, each warp group issues MS/8 wgmma.mma_async m64nNk16 (N = 16 NS) on its rows of
+// A and its columns of B, straight from the stage's core matrices; the products of this stage stay
+// in flight while the next stage is copied, and the previous stage's must be done (wait_group 1)
+// before main_loop_async refills its buffer.
+void TiledKernelBuilder::compute_stage_wgmma(Value* stage) {
+  const int n = 16 * t_.ns, columns = cell_columns();
+  const int a_width = wgmma_width(a_k_contiguous_, 64), b_width = wgmma_width(b_k_contiguous_, n);
+  // The element offset of the operand's first row (K-contiguous) or block (M/N-contiguous) at mn,
+  // at K step `step`: unswizzled, as the descriptor wants it (the tensor cores swizzle the addresses).
+  auto start = [&](bool k_contiguous, int width, Value* mn, int step) {
+    if (k_contiguous) return b_.CreateAdd(b_.CreateMul(mn, c32(width / l_.elem)), c32(step));
+    return b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(mn, c32(width / l_.elem)), c32(t_.u * width / l_.elem)),
+                        c32(step * width / l_.elem));
+  };
+  Value* a_stage = b_.CreateMul(stage, c32(l_.stage_a));
+  Value* b_stage = b_.CreateAdd(c32(l_.stages * l_.stage_a), b_.CreateMul(stage, c32(l_.stage_b)));
+  Value* a_row = b_.CreateMul(wm_, c32(8 * t_.ms));
+  Value* b_column = b_.CreateMul(wn_, c32(n));
+  wgmma_op("wgmma.fence.sync.aligned;");
+  for (int step = 0; step < t_.u; step += 16) {
+    Value* b_descriptor =
+        wgmma_descriptor(b_.CreateAdd(b_stage, start(b_k_contiguous_, b_width, b_column, step)), b_width,
+                         t_.u * b_width);
+    for (int tile = 0; tile < t_.ms / 8; ++tile) {
+      Value* a_descriptor = wgmma_descriptor(
+          b_.CreateAdd(a_stage, start(a_k_contiguous_, a_width, b_.CreateAdd(a_row, c32(64 * tile)), step)), a_width,
+          t_.u * a_width);
+      std::vector<llvm::AllocaInst*> cells;
+      for (int d = 0; d < n / 2; ++d)
+        cells.push_back(acc_cells_[(2 * tile + (d / 2) % 2) * columns + 2 * (d / 4) + d % 2]);
+      wgmma(a_descriptor, b_descriptor, cells, n);
+    }
+  }
+  wgmma_op("wgmma.commit_group.sync.aligned;");
+  wgmma_op("wgmma.wait_group.sync.aligned 1;");
+}
+
+void TiledKernelBuilder::wgmma(Value* a_descriptor, Value* b_descriptor, const std::vector<llvm::AllocaInst*>& cells,
+                               int n) {
+  const int count = n / 2;
+  std::string outputs, constraints;
+  for (int d = 0; d < count; ++d) {
+    outputs += fmt::format("{}${}", d ? ", " : "", d);
+    constraints += "=f,";
+  }
+  constraints += "l,l,r";
+  for (int d = 0; d < count; ++d) constraints += fmt::format(",{}", d);
+  // imm-trans: 0 reads a K-major tile (K contiguous in its core-matrix rows), 1 an M- or N-major one.
+  std::string text = fmt::format(
+      "{{ .reg .pred isaac_scale; setp.ne.b32 isaac_scale, ${}, 0; "
+      "wgmma.mma_async.sync.aligned.m64n{}k16.f32.f16.f16 {{{}}}, ${}, ${}, isaac_scale, 1, 1, {}, {}; }}",
+      count + 2, n, outputs, count, count + 1, a_k_contiguous_ ? 0 : 1, b_k_contiguous_ ? 0 : 1);
+  std::vector<llvm::Type*> types{i64_, i64_, i32_};
+  std::vector<Value*> args{a_descriptor, b_descriptor, c32(1)};
+  for (auto* cell : cells) {
+    types.push_back(acc_);
+    args.push_back(b_.CreateLoad(acc_, cell));
+  }
+  auto* result = llvm::StructType::get(ctx_, std::vector<llvm::Type*>(count, acc_));
+  auto* call = b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(result, types, false), text, constraints, true),
+                             args);
+  call->addFnAttr(llvm::Attribute::Convergent);
+  for (int d = 0; d < count; ++d) b_.CreateStore(b_.CreateExtractValue(call, d), cells[d]);
+}
+
+llvm::Value* TiledKernelBuilder::wgmma_descriptor(Value* offset, int width, int leading) {
+  // Bits 0-13: start address / 16; 16-29: leading byte offset / 16 (between column blocks; unused
+  // by K-contiguous operands); 32-45: stride byte offset / 16 (between groups of eight rows); 62-63:
+  // the swizzle, 1 for 128-byte rows, 2 for 64, 3 for 32.
+  const std::int64_t mode = width == 128 ? 1 : width == 64 ? 2 : 3;
+  Value* address = b_.CreatePtrToInt(gep(elem_, smem_, offset), i64_);
+  Value* start = b_.CreateAnd(b_.CreateLShr(address, c64(4)), c64(0x3fff));
+  return b_.CreateOr(start, c64((std::int64_t(leading / 16) << 16) | (std::int64_t(8 * width / 16) << 32) | (mode << 62)));
+}
+
+void TiledKernelBuilder::wgmma_op(const std::string& op) {
+  auto* call = b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), op, "~{memory}", true));
+  call->addFnAttr(llvm::Attribute::Convergent);
+}
+
+void TiledKernelBuilder::pin_accumulators() {
+  auto* pin = llvm::InlineAsm::get(llvm::FunctionType::get(acc_, {acc_}, false), "", "=f,0", true);
+  for (auto* cell : acc_cells_) b_.CreateStore(b_.CreateCall(pin, {b_.CreateLoad(acc_, cell)}), cell);
+}
+
 void TiledKernelBuilder::compute_stage(Value* stage) {
+  if (t_.tc == 2) return compute_stage_wgmma(stage);
   if (t_.tc) return compute_stage_mma(stage);
   int steps = t_.u / t_.kl;
   Value* k_first = b_.CreateMul(tk_, c32(steps));
@@ -528,26 +668,38 @@ void KernelBuilder::async_copy(Value* shared_ptr, Value* global_ptr, int bytes, 
 // iterations ahead; one commit group per iteration (empty ones too) keeps wait_group's count exact,
 // and the barrier after the wait also tells every warp that the buffer about to be refilled is no
 // longer read.
+//
+// TC=2: the copy runs S - 2 stages ahead, into the buffer of stage t - 2, whose wgmma every warp
+// group waited for (wait_group 1 after issuing stage t - 1) before this iteration's barrier. The
+// tensor cores read shared memory through the async proxy: each thread fences its cp.async writes
+// into it before the barrier.
 void TiledKernelBuilder::main_loop_async(Value* full, Value* total) {
   const int s = l_.stages;
+  const bool warp_groups = t_.tc == 2;
+  const int ahead = warp_groups ? s - 2 : s - 1;
   auto copy_any = [&](Value* tile) {
     Value* buffer = b_.CreateURem(tile, c32(s));
     if_else(b_.CreateICmpSLT(tile, full), [&] { copy_tile_async(tile, buffer, false); },
             [&] { copy_tile_async(tile, buffer, true); });
   };
-  for (int t = 0; t < s - 1; ++t) {
+  for (int t = 0; t < ahead; ++t) {
     if_then(b_.CreateICmpSLT(c32(t), total), [&] { copy_any(c32(t)); });
     async_commit();
   }
   for_loop(total, [&](Value* t) {
-    async_wait(s - 2);
+    async_wait(ahead - 1);
+    if (warp_groups) wgmma_op("fence.proxy.async.shared::cta;");
     barrier();
-    Value* ahead = b_.CreateAdd(t, c32(s - 1));
-    if_then(b_.CreateICmpSLT(ahead, total), [&] { copy_any(ahead); });
+    Value* next = b_.CreateAdd(t, c32(ahead));
+    if_then(b_.CreateICmpSLT(next, total), [&] { copy_any(next); });
     async_commit();
     compute_stage(b_.CreateURem(t, c32(s)));
   });
   async_wait(0);
+  if (warp_groups) {
+    wgmma_op("wgmma.wait_group.sync.aligned 0;");
+    pin_accumulators();
+  }
 }
 
 void TiledKernelBuilder::main_loop(Value* full, Value* total) {

@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace isaac::lower {
@@ -109,6 +110,15 @@ class TiledKernelBuilder : public KernelBuilder {
   bool b_rows_k() const { return l_.b_rows_k; }
 
   std::vector<LoadSlot> slots(int contiguous, int other, int along, int vector) const;
+  // This thread's place in a tile load with `along` threads side by side on the contiguous axis:
+  // its contiguous offset (in elements) and its row. TC=2 orders the threads rows first in groups
+  // of eight, so that eight consecutive threads copy the eight rows of one core matrix.
+  std::pair<Value*, Value*> load_position(int along, int vector);
+  // TC=2: an operand's shared-memory rows are `width` bytes (32, 64 or 128: wgmma's swizzle modes)
+  // of K (K-contiguous operands, width 2U) or of M/N (the others); the element offset of (mn, k)
+  // in a stage of such rows, swizzled.
+  int wgmma_width(bool k_contiguous, int mn_per_instruction) const;
+  Value* wgmma_offset(Value* mn, Value* k, bool k_contiguous, int width);
   // tm_, tn_, tk_ from tid_.
   void thread_coordinates();
   // The accumulator cells, zeroed.
@@ -120,6 +130,20 @@ class TiledKernelBuilder : public KernelBuilder {
   void compute_stage(Value* stage);
   void compute_stage_mma(Value* stage);
   void compute_stage_dmma(Value* stage);
+  void compute_stage_wgmma(Value* stage);
+  // wgmma.mma_async m64nNk16, f32 += f16 x f16, on the accumulator cells `cells` (N/2 of them).
+  void wgmma(Value* a_descriptor, Value* b_descriptor, const std::vector<llvm::AllocaInst*>& cells, int n);
+  // The shared-memory matrix descriptor of an operand whose rows are `width` bytes, starting at
+  // element `offset` of the dynamic shared memory; `leading` is the byte stride between the
+  // `width`-wide column blocks of an M/N-contiguous operand.
+  Value* wgmma_descriptor(Value* offset, int width, int leading);
+  // wgmma.fence / commit_group / wait_group, and an empty asm that ties the accumulators to the
+  // point where it stands, so that LLVM neither reads them before a wait nor moves them across a fence.
+  void wgmma_op(const std::string& op);
+  void pin_accumulators();
+  // The accumulator cells a thread holds: rows x columns, cell (i, j) at acc_cells_[i * columns + j].
+  int cell_rows() const { return t_.tc == 2 ? t_.ms / 4 : t_.ms; }
+  int cell_columns() const { return t_.tc == 2 ? 4 * t_.ns : t_.ns; }
   Value* dmma_m16n8k4(Value* a0, Value* a1, Value* b, const std::vector<Value*>& c);
   // Where accumulator cell (i, j) of this thread lies in the block's ML x NL tile: row and column.
   Value* cell_row(int i);
@@ -141,7 +165,8 @@ class TiledKernelBuilder : public KernelBuilder {
   llvm::Type *acc_, *acc_scalar_;
   Value *tid_ = nullptr, *tm_ = nullptr, *tn_ = nullptr, *tk_ = nullptr;
   // TC=1: the warp's tile position (in warp tiles) and the lane's mma coordinates: lane / 4, lane % 4.
-  Value *wm_ = nullptr, *wn_ = nullptr, *lane_ = nullptr, *group_ = nullptr, *quad_ = nullptr;
+  // TC=2: wm_, wn_ place the warp group, warp_ is the warp within it.
+  Value *wm_ = nullptr, *wn_ = nullptr, *lane_ = nullptr, *group_ = nullptr, *quad_ = nullptr, *warp_ = nullptr;
   Value *k_begin_ = nullptr, *k_end_ = nullptr;
   std::vector<LoadSlot> slots_a_, slots_b_;
   std::vector<llvm::AllocaInst*> pre_a_, pre_b_;  // per slot: the prefetched vector

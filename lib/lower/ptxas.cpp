@@ -60,7 +60,10 @@ PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::s
   auto out_path = dir / (stem + ".cubin");
   std::ofstream(ptx_path) << ptx;
   PtxasReport report;
-  int status = run(ptxas_command() + " -v -arch=" + target.name() + " -o " + out_path.string() + " " + ptx_path.string(),
+  // PTX that uses sm_90a's instructions (wgmma) says so in its .target and needs that -arch.
+  Target arch = target;
+  if (arch.sm == 90 && ptx.find(".target sm_90a") != std::string::npos) arch.arch_specific = true;
+  int status = run(ptxas_command() + " -v -arch=" + arch.name() + " -o " + out_path.string() + " " + ptx_path.string(),
                    report.log);
   std::filesystem::remove(ptx_path);
   if (cubin && status == 0) {

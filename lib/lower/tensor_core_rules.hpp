@@ -26,11 +26,44 @@ struct TilingKeys {
 inline constexpr TilingKeys gemm_keys{"ML", "NL", "MS", "NS", "KS", "KL", "K"};
 inline constexpr TilingKeys conv_keys{"PL", "KL", "PS", "KS", "CS", "CL", "C*R*S"};
 
+// TC=2: wgmma.mma_async, GEMM only (CONV keeps TC=1). A warp group's accumulators are MS/8
+// m64nNk16 tiles stacked along M, N = 16 NS; its operands are read from shared memory by the tensor
+// cores, in 8 x 16-byte core matrices that the copies fill whole (16-byte chunks: VA = VB = 8).
+template <bool Explain>
+Legality check_warp_group_tiling(ir::DType dtype, const GemmParams& p, const DeviceLimits& device,
+                                 const TilingKeys& key) {
+  if (&key != &gemm_keys) return no<Explain>("TC=2 (wgmma) is implemented for GEMM only: use TC=0 or 1");
+  if (dtype != ir::DType::f16)
+    return no<Explain>("TC=2 (wgmma) is implemented for f16, not {}: use TC=0 or 1", ir::name(dtype));
+  if (device.sm != 90)
+    return no<Explain>("TC=2 needs wgmma.mma_async, which only sm_90 (compiled as sm_90a) has, not sm_{}", device.sm);
+  if (!p.acc32) return no<Explain>("TC=2 accumulates f16 products in f32: ACC must be 32");
+  if (p.ks != 1 || p.kl != 1)
+    return no<Explain>("TC=2: a warp group multiplies the whole U of a stage: KS={} and KL={} must be 1", p.ks, p.kl);
+  if (p.ms != 8 && p.ms != 16)
+    return no<Explain>("TC=2 gives each warp group MS/8 tiles of 64 rows: MS={} must be 8 or 16", p.ms);
+  if ((p.ml / p.ms) % 8 || (p.nl / p.ns) % 16)
+    return no<Explain>("TC=2 lays a warp group's 128 threads out 8 by 16: ML/MS={} must be a multiple of 8 and "
+                       "NL/NS={} a multiple of 16",
+                       p.ml / p.ms, p.nl / p.ns);
+  if (p.u % 16) return no<Explain>("TC=2 consumes K 16 at a time: U={} must be a multiple of 16", p.u);
+  if (p.va != 8 || p.vb != 8)
+    return no<Explain>("TC=2 copies rows of 8 x 8 core matrices, 16 bytes each: VA={} and VB={} must be 8", p.va,
+                       p.vb);
+  // Eight consecutive threads copy the eight rows of one core matrix.
+  for (auto [name, along] : {std::pair{"LA", p.la}, {"LB", p.lb}})
+    if (along <= 0 || p.threads() % (8 * along))
+      return no<Explain>("TC=2: 8 x {}={} must divide the {} threads (eight threads fill one core matrix)", name,
+                         along, p.threads());
+  return {};
+}
+
 template <bool Explain>
 Legality check_tensor_core_tiling(ir::DType dtype, const GemmParams& p, const DeviceLimits& device,
                                   const TilingKeys& key) {
-  if (p.tc != 0 && p.tc != 1) return no<Explain>("TC={} must be 0 or 1", p.tc);
+  if (p.tc < 0 || p.tc > 2) return no<Explain>("TC={} must be 0, 1 or 2", p.tc);
   if (!p.tc) return {};
+  if (p.tc == 2) return check_warp_group_tiling<Explain>(dtype, p, device, key);
   const bool f64 = dtype == ir::DType::f64;
   if (dtype != ir::DType::f16 && !f64)
     return no<Explain>("TC=1 (tensor cores) is implemented for f16 and f64, not {}", ir::name(dtype));

@@ -13,7 +13,7 @@ namespace {
 // The value lists of lower::gemm_space (lib/lower/gemm_space.cpp), and ACC's two accumulators.
 constexpr int ml_values[] = {16, 32, 64, 128, 256};
 constexpr int thread_tile_values[] = {1, 2, 4, 8, 16};
-constexpr int u_values[] = {4, 8, 16, 32};
+constexpr int u_values[] = {4, 8, 16, 32, 64};  // 64: tensor-core sets only
 constexpr int ks_values[] = {1, 2};
 constexpr int kl_values[] = {1, 2, 4, 8};
 constexpr int kg_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
@@ -21,7 +21,7 @@ constexpr int vector_values[] = {1, 2, 4, 8};
 constexpr int db_values[] = {0, 1};
 constexpr int sw_values[] = {1, 8};
 constexpr int acc_values[] = {32, 16};
-constexpr int tc_values[] = {0, 1};
+constexpr int tc_values[] = {0, 1, 2};
 
 using P = GemmSampler::Parameter;
 

@@ -174,7 +174,7 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
                 bases.col(Eigen::Index(from)).data());
   }
   // Per U: what KG and SW add to the first layer, measured on one base set with that U.
-  std::array<MatrixF, 4> deltas;
+  std::array<MatrixF, std::tuple_size_v<decltype(space.splits)>> deltas;
   for (size_t slot = 0; slot < deltas.size(); ++slot) {
     const auto& splits = space.splits[slot];
     if (splits.empty()) continue;

@@ -5,15 +5,7 @@
 
 namespace isaac::tune {
 
-void fit_load_layouts(const ir::Gemm& g, lower::GemmParams& p) {
-  auto widest = [threads = p.threads()](int contiguous, int vector) {
-    int along = std::min(threads, std::max(1, contiguous / vector));
-    while (along > 1 && (threads % along || contiguous % (along * vector))) along /= 2;
-    return along;
-  };
-  p.la = widest(g.a_trans ? p.u : p.ml, p.va);
-  p.lb = widest(g.b_trans ? p.nl : p.u, p.vb);
-}
+void fit_load_layouts(const ir::Gemm& g, lower::GemmParams& p) { lower::fit_gemm_load_layouts(g.a_trans, g.b_trans, p); }
 
 lower::GemmParams heuristic_gemm(const ir::Gemm& g, const lower::DeviceLimits& device, int sm_count) {
   struct Shape {

@@ -120,7 +120,7 @@ TEST_CASE("CONV legality: TC=1 (tensor cores) has GEMM's rules, in CONV's names"
   CHECK_REJECTED(check(DType::f16, with("KS=2,KL=16,LF=2")), "KS=2 a multiple of 4");
   CHECK_REJECTED(check(DType::f16, with("PL=64,PS=16")), "PL/PS=4 must be a multiple of 8");
   CHECK_REJECTED(check(DType::f16, with("U=16,CL=2")), "TC=1 consumes C*R*S 16 at a time: U/CL=16/2 must be a multiple of 16");
-  CHECK_REJECTED(check(DType::f16, with("TC=2")), "TC=2 must be 0 or 1");
+  CHECK_REJECTED(check(DType::f16, with("TC=2")), "TC=2 (wgmma) is implemented for GEMM only: use TC=0 or 1");
   ConvParams d = lower::parse_conv_params("PL=64,KL=64,PS=4,KS=8,U=16,VI=2,VF=2,LI=32,LF=8,TC=1");
   CHECK_LEGAL(check(DType::f64, d));
   CHECK_REJECTED(check(DType::f64, lower::parse_conv_params(d.str() + ",KS=1,KL=8")), "KS=1 must be even");

@@ -9,6 +9,8 @@
 #include <isaac/lower/ptxas.hpp>
 #include <isaac/lower/target.hpp>
 
+#include <fmt/format.h>
+
 #include "support/legality_checks.hpp"
 #include "support/parallel_compile.hpp"
 
@@ -362,7 +364,7 @@ TEST_CASE("legality: TC=1 (tensor cores) needs f16 or f64, sm_80, f32 accumulati
                  "NL/NS=2 a multiple of 4");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "U=16,KL=2"), {}),
                  "U/KL=16/2 must be a multiple of 16");
-  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "TC=2"), {}), "TC=2 must be 0 or 1");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "TC=3"), {}), "TC=3 must be 0, 1 or 2");
   CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, with(t, "VA=1,LA=128"), {}));
   // The space lists TC=1 sets for f16 and f64 on sm_80+, and only there.
   auto count_tc = [](DType dtype, int sm) {
@@ -374,6 +376,78 @@ TEST_CASE("legality: TC=1 (tensor cores) needs f16 or f64, sm_80, f32 accumulati
   CHECK(count_tc(DType::f32, 90) == 0);
   CHECK(count_tc(DType::f64, 90) > 100);
   CHECK(count_tc(DType::f64, 75) == 0);
+}
+
+TEST_CASE("legality: TC=2 (wgmma) needs f16 GEMM on sm_90, f32 accumulation, 16-byte copies and warp-group tiles") {
+  // Two warp groups of 64 x 128 each: a 128 x 128 tile of 256 threads, U = 64, 8 threads per core matrix.
+  GemmParams w = lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,LA=16,LB=8,TC=2");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, w, {}));
+  CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, with(w, "MS=16,NS=4,ML=128,NL=64"), {}));
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, w, {.sm = 80}),
+                 "TC=2 needs wgmma.mma_async, which only sm_90 (compiled as sm_90a) has, not sm_80");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f64, false, false, with(w, "VA=2,VB=2"), {}),
+                 "TC=2 (wgmma) is implemented for f16, not f64");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "ACC=16"), {}), "ACC must be 32");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "KL=2,ML=64"), {}), "KL=2 must be 1");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "MS=4,ML=64"), {}),
+                 "MS=4 must be 8 or 16");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "NL=64"), {}),
+                 "NL/NS=8 a multiple of 16");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "U=8"), {}),
+                 "U=8 must be a multiple of 16");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "VA=4"), {}), "VA=4 and VB=8 must be 8");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "LB=64"), {}),
+                 "8 x LB=64 must divide the 256 threads");
+  // The space lists TC=2 sets for f16 on sm_90 alone, and U = 64 for tensor-core sets only.
+  auto space_of = [](DType dtype, int sm) {
+    return lower::gemm_space(ir::dense_gemm(dtype, 1024, 1024, 1024, false, false), {.sm = sm});
+  };
+  auto wgmma = [](const std::vector<GemmParams>& space) {
+    return std::count_if(space.begin(), space.end(), [](const GemmParams& p) { return p.tc == 2; });
+  };
+  const auto f16 = space_of(DType::f16, 90);
+  CHECK(wgmma(f16) > 20);
+  CHECK(std::all_of(f16.begin(), f16.end(), [](const GemmParams& p) { return p.u < 64 || p.tc > 0; }));
+  CHECK(wgmma(space_of(DType::f16, 80)) == 0);
+  CHECK(wgmma(space_of(DType::f64, 90)) == 0);
+}
+
+// A TC=2 kernel is sm_90a PTX: per stage and warp group, MS/8 wgmma per 16-deep step, one commit and
+// one wait that leaves the stage's products in flight; the copies are fenced for the async proxy.
+TEST_CASE("f16 TC=2 kernels are sm_90a PTX with U/16 x MS/8 wgmma per stage for every layout") {
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (int layout = 0; layout < 4; ++layout) {
+    const bool at = layout & 1, bt = layout & 2;
+    auto g = ir::dense_gemm(DType::f16, 512, 512, 512, at, bt);
+    for (const char* text : {"ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2", "ML=128,NL=64,MS=16,NS=4,U=32,VA=8,VB=8,TC=2"}) {
+      GemmParams p = lower::parse_gemm_params(text);
+      p.la = (at ? p.u : p.ml) / 8;
+      p.lb = (bt ? p.nl : p.u) / 8;
+      INFO(layout_name(at, bt) << " " << p.str());
+      auto legal = lower::check_gemm(g, p);
+      REQUIRE_MESSAGE(legal.legal, legal.reason);
+      auto kernel = lower::emit_gemm(g, p, lower::Target{90, false});
+      CHECK(kernel.ptx.find(".target sm_90a") != std::string::npos);
+      const int n = 16 * p.ns;
+      const std::string shape = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.f16.f16";
+      CHECK(count(kernel.ptx, shape) == p.u / 16 * p.ms / 8);
+      // imm-trans-a / -b: 0 where the operand is K-contiguous in memory, 1 where it is M/N-contiguous.
+      const std::string flags = fmt::format("isaac_scale, 1, 1, {}, {};", at ? 0 : 1, bt ? 1 : 0);
+      CHECK(count(kernel.ptx, flags) == count(kernel.ptx, shape));
+      CHECK(count(kernel.ptx, "wgmma.wait_group.sync.aligned 1;") == 1);
+      CHECK(count(kernel.ptx, "wgmma.wait_group.sync.aligned 0;") == 1);
+      CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == 1);
+      if (lower::ptxas_available()) {
+        auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+        REQUIRE_MESSAGE(report.ok, report.log);
+        CHECK(report.spill_stores == 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("legality against a problem: vector widths, leading dimensions, batch strides, alignment") {
@@ -720,7 +794,8 @@ Cell draw_cell(const ir::Gemm& problem, int count, std::uint64_t seed, int parit
     job.problem = problem;
     job.params = p;
     if (p.kg > 1) job.mode = split_turn++ % 2 ? lower::SplitMode::deterministic : lower::SplitMode::atomic;
-    job.target = lower::parse_target((cell.jobs.size() + parity) % 2 ? "sm_90" : "sm_80");
+    // TC=2 (wgmma) exists on sm_90 alone.
+    job.target = lower::parse_target(p.tc == 2 || (cell.jobs.size() + parity) % 2 ? "sm_90" : "sm_80");
     cell.jobs.push_back(job);
   }
   cell.space = space.size();

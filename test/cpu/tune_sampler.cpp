@@ -81,7 +81,7 @@ TEST_CASE("the value lists are gemm_space's") {
     INFO(p.str());
     REQUIRE((in(P::ML, p.ml) && in(P::NL, p.nl) && in(P::MS, p.ms) && in(P::NS, p.ns) && in(P::U, p.u) &&
              in(P::KS, p.ks) && in(P::KL, p.kl) && in(P::KG, p.kg) && in(P::VA, p.va) && in(P::VB, p.vb) &&
-             in(P::DB, p.db) && in(P::SW, p.sw)));
+             in(P::DB, p.db) && in(P::SW, p.sw) && in(P::TC, p.tc)));
   }
   CHECK(GemmSampler::values(P::ML).size() == 5);
   CHECK(GemmSampler::values(P::KG).size() == 9);

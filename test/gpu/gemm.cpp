@@ -124,6 +124,38 @@ std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
+// TC=2 (wgmma, sm_90 only) f16 kernels: random TC=2 sets for every layout at awkward sizes, with KG
+// splits in both modes. Their 16-byte copies need contiguous extents and leading dimensions that are
+// multiples of 8: those extents are rounded up, the others stay awkward.
+std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits) {
+  std::vector<Case> cases;
+  if (limits.sm != 90) return cases;
+  std::mt19937_64 rng(90);
+  const Shape shapes[] = {
+      {1, 1, 1, 1, 0},       {37, 53, 61, 1, 0},   {65, 17, 33, 1, 8},    {128, 128, 1, 1, 0},  {31, 29, 60000, 1, 0},
+      {257, 129, 97, 1, 0}, {64, 64, 128, 3, 8}, {129, 65, 2053, 1, 0}, {200, 264, 72, 1, 0},
+  };
+  auto round8 = [](std::int64_t x) { return (x + 7) / 8 * 8; };
+  for (int layout = 0; layout < 4; ++layout)
+    for (const Shape& s : shapes) {
+      bool at = layout & 1, bt = layout & 2;
+      ir::Gemm g = padded(ir::DType::f16, at ? s.m : round8(s.m), bt ? round8(s.n) : s.n,
+                          at || !bt ? round8(s.k) : s.k, at, bt, s.batch, s.pad);
+      std::vector<lower::GemmParams> wgmma;
+      for (const auto& p : lower::gemm_space(g, limits))
+        if (p.tc == 2) wgmma.push_back(p);
+      REQUIRE_MESSAGE(!wgmma.empty(), "no TC=2 parameters for " << ir::to_string(g));
+      auto any = [&] { return wgmma[std::uniform_int_distribution<size_t>(0, wgmma.size() - 1)(rng)]; };
+      for (int i = 0; i < 3; ++i) cases.push_back({g, 1.25, i % 2 ? 0.0 : -0.75, any(), lower::SplitMode::atomic});
+      auto split = any();
+      split.kg = 4;
+      if (lower::check_gemm(g, split, limits))
+        for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
+          cases.push_back({g, -0.5, 0.5, split, mode});
+    }
+  return cases;
+}
+
 // Runs one case on the GPU and compares every element of C (padding included) with the reference.
 void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   const ir::Gemm& g = c.problem;
@@ -225,7 +257,16 @@ TEST_CASE("GEMM TC=1: f16 and f64 tensor-core kernels match the float64 referenc
   compile_and_check(make_tc_cases(limits));
 }
 
-// A twelfth of the cases (and a sixth of the TC=1 cases), small enough to run under compute-sanitizer:
+TEST_CASE("GEMM TC=2: f16 wgmma kernels match the float64 reference in every layout and awkward size") {
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm != 90) {
+    MESSAGE("skipped: TC=2 (wgmma) needs sm_90, this device is sm_" << limits.sm);
+    return;
+  }
+  compile_and_check(make_wgmma_cases(limits));
+}
+
+// A twelfth of the cases (and a sixth of the TC=1 and TC=2 cases), small enough to run under compute-sanitizer:
 //   compute-sanitizer --tool memcheck test_gpu_gemm -tc="*sample*"
 TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
   const auto limits = device_limits(runtime::device_info(0));
@@ -236,6 +277,9 @@ TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
   auto tc = make_tc_cases(limits);
   for (size_t i = 0; i < tc.size(); i += 6)
     if (tc[i].problem.k < 10000) sample.push_back(tc[i]);
+  auto wgmma = make_wgmma_cases(limits);
+  for (size_t i = 0; i < wgmma.size(); i += 6)
+    if (wgmma[i].problem.k < 10000) sample.push_back(wgmma[i]);
   compile_and_check(sample);
 }
 

@@ -25,8 +25,10 @@ struct GemmParams {
   int db = 1;            // double-buffered shared memory (1) or one stage (0)
   int sw = 1;            // block swizzle: consecutive blocks walk SW tiles down M before moving in N
   int acc32 = 1;         // f16 only: accumulate in f32 (1) or in f16x2 (0)
-  // f16 only, sm_80+: each warp multiplies its (8 MS) x (4 NS) tile with tensor-core mma.sync
-  // (m16n8k16, fragments read by ldmatrix) instead of one MS x NS outer product per thread.
+  // Tensor cores. TC=1 (f16 and f64, sm_80+): each warp multiplies its (8 MS) x (4 NS) tile with
+  // mma.sync (f16: m16n8k16, fragments read by ldmatrix; f64: m8n8k4) instead of one MS x NS outer
+  // product per thread. TC=2 (f16 GEMM, sm_90a): each warp group of 128 threads multiplies its
+  // (8 MS) x (16 NS) tile with wgmma.mma_async m64nNk16 (N = 16 NS) straight from shared memory.
   int tc = 0;
 
   int threads() const { return (ml / ms) * (nl / ns) * kl; }
@@ -105,6 +107,10 @@ GemmGrid gemm_grid(const ir::Gemm& problem, const GemmParams& p, SplitMode mode)
 GemmKernel emit_gemm(const ir::Gemm& problem, const GemmParams& p, const Target& target,
                      SplitMode mode = SplitMode::atomic);
 
+// Fills in LA and LB with the widest legal layout along each operand's contiguous axis (what the
+// search space uses: the load layouts are not searched).
+void fit_gemm_load_layouts(bool a_trans, bool b_trans, GemmParams& p);
+
 // The template's search space for a problem, in two levels: every legal "base" set (KG = 1, SW = 1)
 // and the KG and SW values each base set allows. Given a legal base set, whether a KG is legal
 // depends only on U (KG may not exceed the K tiles), so the splits are listed per U.
@@ -113,7 +119,7 @@ struct GemmSpace {
   struct Split {
     int kg, sw;
   };
-  std::array<std::vector<Split>, 4> splits;  // by log2(U) - 2, U in {4, 8, 16, 32}
+  std::array<std::vector<Split>, 5> splits;  // by log2(U) - 2, U in {4, 8, 16, 32, 64}
   const std::vector<Split>& splits_of(const GemmParams& base) const;
   std::size_t size() const;  // legal sets in all
 };
