@@ -23,7 +23,7 @@ const std::vector<std::string>& gemm_feature_names() {
       "log2_m", "log2_n", "log2_k", "log2_batch", "a_trans", "b_trans", "f16", "bf16", "f32", "f64",
       "log2_vector_a", "log2_vector_b", "log2_vector_c",
       "log2_ml", "log2_nl", "log2_ms", "log2_ns", "log2_u", "log2_ks", "log2_kl", "log2_kg", "log2_va", "log2_vb",
-      "log2_la", "log2_lb", "log2_sw", "db", "acc32", "tc",
+      "log2_la", "log2_lb", "log2_sw", "db", "acc32", "tc", "wgmma",
       "log2_threads", "log2_blocks", "log2_k_iterations"};
   return names;
 }
@@ -48,7 +48,10 @@ static void write_features(const ir::Gemm& g, const ir::InputFeatures& in, const
   for (int v : {p.ml, p.nl, p.ms, p.ns, p.u, p.ks, p.kl, p.kg, p.va, p.vb, p.la, p.lb, p.sw}) *o++ = lg(v);
   *o++ = p.db;
   *o++ = p.acc32;
-  *o++ = p.tc;
+  // Tensor cores at all, and warp-group wgmma (TC=2) rather than mma.sync: two indicators, not one
+  // ordinal, since TC=2 is no "more" of TC=1.
+  *o++ = p.tc > 0;
+  *o++ = p.tc == 2;
   *o++ = lg(p.threads());
   const std::int64_t blocks = ceil_div(g.m, std::max(p.ml, 1)) * ceil_div(g.n, std::max(p.nl, 1)) *
                               std::max(p.kg, 1) * std::max<std::int64_t>(g.batch, 1);

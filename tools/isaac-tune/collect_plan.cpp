@@ -1,6 +1,7 @@
 #include "collect_plan.hpp"
 
 #include <isaac/error.hpp>
+#include <isaac/tune/heuristic.hpp>
 
 #include <fmt/format.h>
 
@@ -106,9 +107,19 @@ PlanRow Plan::next() {
       uniform01(mix_rng_) < options_.tc_share;
   if (tensor_cores) {
     row.uniform = true;
+    // On sm_90, half of the f16 tensor-core rows are wgmma (TC=2) sets. The depths are those the
+    // tensor-core sets take (U = 64 is theirs alone).
+    const bool wgmma = shape_.dtype == ir::DType::f16 && options_.device.sm == 90 && uniform01(mix_rng_) < 0.5;
+    constexpr int depths[] = {16, 32, 64};
     for (int n = 0; n < options_.max_proposals && !row.params; ++n) {
       lower::GemmParams p = uniform_gemm_proposal(shape_, mix_rng_);
       p.tc = 1, p.acc32 = 1, p.ks = 1;  // what TC=1 requires, so that fewer proposals are refused
+      p.u = depths[mix_rng_() % 3];
+      if (wgmma) {  // and what TC=2 requires
+        p.tc = 2, p.kl = 1, p.va = p.vb = 8;
+        p.ms = mix_rng_() % 2 ? 8 : 16;
+      }
+      tune::fit_load_layouts(shape_, p);
       if (lower::gemm_legal(shape_, p, options_.device)) row.params = p;
     }
   } else if (row.uniform) {

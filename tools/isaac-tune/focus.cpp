@@ -31,6 +31,7 @@ struct FocusFlags {
   int per_shape = 12, top = 64, best = 6;
   std::uint64_t seed = 7;
   double max_mnk = 0x1p34;
+  double aligned_share = 0;
 };
 
 double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1p-53; }
@@ -39,13 +40,17 @@ std::int64_t log_uniform(std::mt19937_64& rng, double lo, double hi) {
   return std::int64_t(std::llround(std::exp(std::log(lo) + uniform01(rng) * (std::log(hi) - std::log(lo)))));
 }
 
-// A dense GEMM like collect's: M, N in [16, 8192], K in [16, 16384] log-uniform, M*N*K capped.
-ir::Gemm random_problem(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes, double max_mnk) {
+// A dense GEMM like collect's: M, N in [16, 8192], K in [16, 16384] log-uniform, M*N*K capped. A
+// share `aligned` of them has M, N and K rounded up to multiples of 8, as many real problems do: only
+// those admit the 16-byte copies of every operand (and TC=2 at all).
+ir::Gemm random_problem(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes, double max_mnk, double aligned) {
   for (;;) {
-    const std::int64_t m = log_uniform(rng, 16, 8192), n = log_uniform(rng, 16, 8192), k = log_uniform(rng, 16, 16384);
+    std::int64_t m = log_uniform(rng, 16, 8192), n = log_uniform(rng, 16, 8192), k = log_uniform(rng, 16, 16384);
     if (double(m) * double(n) * double(k) > max_mnk) continue;
     const ir::DType t = dtypes[rng() % dtypes.size()];
     const unsigned layout = unsigned(rng() % 4);
+    if (aligned > 0 && uniform01(rng) < aligned)
+      for (std::int64_t* extent : {&m, &n, &k}) *extent = (*extent + 7) / 8 * 8;
     return ir::dense_gemm(t, m, n, k, layout & 1, layout & 2);
   }
 }
@@ -137,11 +142,11 @@ int run_focus(const FocusFlags& f) {
   runtime::Stream stream;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  std::future<Batch> pending = std::async(std::launch::async, prepare, random_problem(rng, dtypes, f.max_mnk), rng());
+  std::future<Batch> pending = std::async(std::launch::async, prepare, random_problem(rng, dtypes, f.max_mnk, f.aligned_share), rng());
   std::size_t timed = 0, failed = 0, shapes = 0;
   while (!interrupted && elapsed() < f.seconds) {
     Batch batch = pending.get();
-    pending = std::async(std::launch::async, prepare, random_problem(rng, dtypes, f.max_mnk), rng());
+    pending = std::async(std::launch::async, prepare, random_problem(rng, dtypes, f.max_mnk, f.aligned_share), rng());
     const ir::Gemm& g = batch.problem;
     const std::size_t elem = ir::size_of(g.dtype);
     runtime::Buffer a(elem * std::size_t(g.m * g.k)), b(elem * std::size_t(g.k * g.n)), c(elem * std::size_t(g.m * g.n));
@@ -208,6 +213,9 @@ void add_focus_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--top", flags->top, "the model's top sets the rest is drawn from")->capture_default_str();
   cmd->add_option("--seed", flags->seed, "random inputs and draws")->capture_default_str();
   cmd->add_option("--max-mnk", flags->max_mnk, "largest M*N*K")->capture_default_str();
+  cmd->add_option("--aligned-share", flags->aligned_share, "share of the inputs with M, N and K multiples of 8")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->callback([flags, &exit_code] {
     if (flags->template_name == "gemm") {
       exit_code = run_focus(*flags);
