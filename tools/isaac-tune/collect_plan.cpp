@@ -18,6 +18,8 @@ void ShapeOptions::validate() const {
     throw InvalidArgument(fmt::format("--max-mnk {}: below the smallest M*N*K of the ranges ({})", max_mnk,
                                       double(m_min) * double(n_min) * double(k_min)));
   if (dtypes.empty()) throw InvalidArgument("no dtype to draw (--dtypes)");
+  if (!(aligned_share >= 0 && aligned_share <= 1))
+    throw InvalidArgument(fmt::format("--aligned-share {}: a fraction in [0, 1]", aligned_share));
 }
 
 std::vector<ir::DType> parse_dtype_list(const std::string& text, const std::string& template_name) {
@@ -62,21 +64,26 @@ ir::Gemm random_gemm(const ShapeOptions& o, std::mt19937_64& rng) {
                                                          o.dtypes.size() - 1)];
   const int layout = int(rng() >> 62);  // 2 bits: AT, BT
   for (int attempt = 0;; ++attempt) {
-    const std::int64_t m = log_uniform(o.m_min, o.m_max, rng), n = log_uniform(o.n_min, o.n_max, rng),
-                       k = log_uniform(o.k_min, o.k_max, rng);
+    std::int64_t m = log_uniform(o.m_min, o.m_max, rng), n = log_uniform(o.n_min, o.n_max, rng),
+                 k = log_uniform(o.k_min, o.k_max, rng);
     // Rejection keeps the distribution log-uniform inside the cap; the minimum always fits (validate).
-    if (double(m) * double(n) * double(k) <= o.max_mnk || attempt >= 10000)
-      return ir::dense_gemm(dtype, attempt >= 10000 ? o.m_min : m, attempt >= 10000 ? o.n_min : n,
-                            attempt >= 10000 ? o.k_min : k, layout & 2, layout & 1);
+    if (double(m) * double(n) * double(k) <= o.max_mnk || attempt >= 10000) {
+      if (attempt >= 10000) m = o.m_min, n = o.n_min, k = o.k_min;
+      // Drawn only when asked for, so that plans without it keep their inputs.
+      if (o.aligned_share > 0 && uniform01(rng) < o.aligned_share)
+        for (std::int64_t* extent : {&m, &n, &k}) *extent = std::min<std::int64_t>((*extent + 7) / 8 * 8, 0x7ffffff8);
+      return ir::dense_gemm(dtype, m, n, k, layout & 2, layout & 1);
+    }
   }
 }
 
 std::string PlanOptions::signature() const {
   return fmt::format("template=gemm seed={} dtypes={} per-shape={} m={}..{} n={}..{} k={}..{} max-mnk={} alpha={} uniform-share={} "
-                     "tc-share={} max-proposals={} sm={} threads={} smem={} regs={}",
+                     "tc-share={} max-proposals={} sm={} threads={} smem={} regs={}{}",
                      seed, dtype_list(shapes.dtypes), per_shape, shapes.m_min, shapes.m_max, shapes.n_min, shapes.n_max,
                      shapes.k_min, shapes.k_max, shapes.max_mnk, alpha, uniform_share, tc_share, max_proposals, device.sm,
-                     device.max_threads_per_block, device.max_shared_per_block, device.registers_per_block);
+                     device.max_threads_per_block, device.max_shared_per_block, device.registers_per_block,
+                     shapes.aligned_share > 0 ? fmt::format(" aligned-share={}", shapes.aligned_share) : "");
 }
 
 Plan::Plan(PlanOptions options)
@@ -98,7 +105,10 @@ PlanRow Plan::next() {
   PlanRow row;
   row.index = next_;
   row.shape = next_ / std::uint64_t(options_.per_shape);
-  if (next_ % std::uint64_t(options_.per_shape) == 0) shape_ = random_gemm(options_.shapes, shape_rng_);
+  if (next_ % std::uint64_t(options_.per_shape) == 0) {
+    shape_ = random_gemm(options_.shapes, shape_rng_);
+    wgmma_sets_.reset();
+  }
   row.problem = shape_;
   // The mix draws from its own engine, so that uniform_share = 0 leaves the learned rows unchanged.
   row.uniform = options_.uniform_share > 0 && uniform01(mix_rng_) < options_.uniform_share;
@@ -107,18 +117,22 @@ PlanRow Plan::next() {
       uniform01(mix_rng_) < options_.tc_share;
   if (tensor_cores) {
     row.uniform = true;
-    // On sm_90, half of the f16 tensor-core rows are wgmma (TC=2) sets. The depths are those the
-    // tensor-core sets take (U = 64 is theirs alone).
-    const bool wgmma = shape_.dtype == ir::DType::f16 && options_.device.sm == 90 && uniform01(mix_rng_) < 0.5;
+    // On sm_90, half of the f16 tensor-core rows are wgmma (TC=2) sets, uniform over the input's
+    // legal ones (none where its contiguous extents are not multiples of 8: those rows take TC=1).
+    if (shape_.dtype == ir::DType::f16 && options_.device.sm == 90 && uniform01(mix_rng_) < 0.5) {
+      if (!wgmma_sets_) {
+        wgmma_sets_.emplace();
+        for (const auto& p : lower::gemm_space(shape_, options_.device))
+          if (p.tc == 2) wgmma_sets_->push_back(p);
+      }
+      if (!wgmma_sets_->empty()) row.params = (*wgmma_sets_)[mix_rng_() % wgmma_sets_->size()];
+    }
+    // The depths the tensor-core sets take (U = 64 is theirs alone).
     constexpr int depths[] = {16, 32, 64};
     for (int n = 0; n < options_.max_proposals && !row.params; ++n) {
       lower::GemmParams p = uniform_gemm_proposal(shape_, mix_rng_);
       p.tc = 1, p.acc32 = 1, p.ks = 1;  // what TC=1 requires, so that fewer proposals are refused
       p.u = depths[mix_rng_() % 3];
-      if (wgmma) {  // and what TC=2 requires
-        p.tc = 2, p.kl = 1, p.va = p.vb = 8;
-        p.ms = mix_rng_() % 2 ? 8 : 16;
-      }
       tune::fit_load_layouts(shape_, p);
       if (lower::gemm_legal(shape_, p, options_.device)) row.params = p;
     }

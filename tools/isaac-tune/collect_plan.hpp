@@ -22,6 +22,9 @@ struct ShapeOptions {
   std::int64_t n_min = 16, n_max = 8192;
   std::int64_t k_min = 16, k_max = 16384;
   double max_mnk = 0x1p34;  // M*N*K at most this (redrawn otherwise), so that one kernel stays short
+  // The share of inputs with M, N and K rounded up to multiples of 8: only those admit 16-byte copies
+  // of every operand, and TC=2 at all.
+  double aligned_share = 0;
   std::vector<ir::DType> dtypes = {ir::DType::f32, ir::DType::f16, ir::DType::f64};
   void validate() const;  // throws InvalidArgument naming the bad option
 };
@@ -44,8 +47,9 @@ struct PlanOptions {
   // instead of by the learned sampler, whose counts favour the values legal with most others (small
   // tiles) and so cover the space unevenly; `isaac-tune sampler` shows how much.
   double uniform_share = 0.0;
-  // f16 and f64: the share of rows drawn uniformly over the tensor-core (TC=1) sets alone, which are
-  // a few percent of the legal space and would otherwise be rare in the data.
+  // f16 and f64: the share of rows drawn uniformly over the tensor-core sets alone, which are a few
+  // percent of the legal space and would otherwise be rare in the data. On sm_90 half of the f16 ones
+  // are drawn from the input's legal TC=2 sets (uniform proposals almost never meet their rules).
   double tc_share = 0.0;
   int max_proposals = 100000;    // per parameter set; a row without a legal set is "illegal"
   lower::DeviceLimits device;    // legality is checked against these
@@ -77,6 +81,7 @@ class Plan {
   std::map<ir::DType, GemmSampler> samplers_;
   std::uint64_t next_ = 0;
   ir::Gemm shape_;
+  std::optional<std::vector<lower::GemmParams>> wgmma_sets_;  // shape_'s legal TC=2 sets, once needed
 };
 
 }  // namespace isaac::tune::cli
