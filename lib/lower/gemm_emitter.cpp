@@ -113,7 +113,7 @@ void GemmEmitter::load_tile(Value* tile, bool predicated) {
 // coordinate, column = its contiguous one, in either orientation); past k_end nothing is read and
 // the copy zero-fills. cp.async copies 4, 8 or 16 bytes: single f16 elements (V=1, for odd leading
 // dimensions) are loaded and stored by the thread instead, which the pipeline's barrier also covers.
-// TC=2: each vector is one row of a core matrix.
+// TC=2: each vector is a 16-byte chunk of a swizzled row (wgmma_offset).
 void GemmEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
   for (const Operand& o : operands()) {
     auto [lane, row] = load_position(o.along, o.vector);

@@ -31,10 +31,9 @@ struct GemmLayout {
     fvm = p.tc ? 1 : std::max(1, std::min(p.ms, 16 / elem));
     fvn = p.tc ? 1 : std::max(1, std::min(p.ns, 16 / elem));
     if (p.tc == 2) {
-      // wgmma reads 8 x 16-byte core matrices; a stage of A is (U/8) x (ML/8) of them, M-adjacent
-      // ones consecutive (128 bytes apart), K-adjacent ones ML x 16 bytes apart; B likewise with NL.
-      // A core matrix is read whole by the tensor cores and written whole by eight threads: no pad.
-      // One stage more than TC=1: the wgmma of the previous stage may still read its buffer.
+      // wgmma's swizzled layouts (TiledKernelBuilder::wgmma_offset) are dense: a stage of A holds
+      // ML x U elements, of B NL x U, with no pad. One stage more than TC=1: the wgmma of the
+      // previous stage may still read its buffer.
       pitch_a = p.ml;
       pitch_b = p.nl;
       stage_a = p.u * p.ml;

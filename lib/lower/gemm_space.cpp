@@ -33,8 +33,8 @@ std::size_t GemmSpace::size() const {
 }
 
 // The load layouts are not searched: each operand takes the widest legal arrangement along its
-// contiguous axis, which is what coalescing wants. TC=2 takes eight threads per core matrix: at most
-// threads / 8 along the contiguous axis.
+// contiguous axis, which is what coalescing wants. TC=2 copies eight rows per group of eight
+// threads: at most threads / 8 along the contiguous axis.
 void fit_gemm_load_layouts(bool a_trans, bool b_trans, GemmParams& p) {
   const int threads = p.tc == 2 ? p.threads() / 8 : p.threads();
   auto widest = [threads](int contiguous, int vector) {

@@ -466,7 +466,7 @@ llvm::Value* TiledKernelBuilder::dmma_m16n8k4(Value* a0, Value* a1, Value* b, co
 }
 
 // Per 16-deep step, each warp group issues MS/8 wgmma.mma_async m64nNk16 (N = 16 NS) on its rows of
-// A and its columns of B, straight from the stage's core matrices; the products of this stage stay
+// A and its columns of B, straight from the stage's swizzled tiles; the products of this stage stay
 // in flight while the next stage is copied, and the previous stage's must be done (wait_group 1)
 // before main_loop_async refills its buffer.
 void TiledKernelBuilder::compute_stage_wgmma(Value* stage) {

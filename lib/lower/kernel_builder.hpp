@@ -112,7 +112,8 @@ class TiledKernelBuilder : public KernelBuilder {
   std::vector<LoadSlot> slots(int contiguous, int other, int along, int vector) const;
   // This thread's place in a tile load with `along` threads side by side on the contiguous axis:
   // its contiguous offset (in elements) and its row. TC=2 orders the threads rows first in groups
-  // of eight, so that eight consecutive threads copy the eight rows of one core matrix.
+  // of eight, so that eight consecutive threads copy one 16-byte column of eight consecutive rows,
+  // which the swizzle spreads over all banks.
   std::pair<Value*, Value*> load_position(int along, int vector);
   // TC=2: an operand's shared-memory rows are `width` bytes (32, 64 or 128: wgmma's swizzle modes)
   // of K (K-contiguous operands, width 2U) or of M/N (the others); the element offset of (mn, k)

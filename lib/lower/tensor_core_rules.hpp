@@ -27,8 +27,8 @@ inline constexpr TilingKeys gemm_keys{"ML", "NL", "MS", "NS", "KS", "KL", "K"};
 inline constexpr TilingKeys conv_keys{"PL", "KL", "PS", "KS", "CS", "CL", "C*R*S"};
 
 // TC=2: wgmma.mma_async, GEMM only (CONV keeps TC=1). A warp group's accumulators are MS/8
-// m64nNk16 tiles stacked along M, N = 16 NS; its operands are read from shared memory by the tensor
-// cores, in 8 x 16-byte core matrices that the copies fill whole (16-byte chunks: VA = VB = 8).
+// m64nNk16 tiles stacked along M, N = 16 NS; the tensor cores read its operands from swizzled
+// shared memory, which the copies fill 16 bytes at a time (VA = VB = 8).
 template <bool Explain>
 Legality check_warp_group_tiling(ir::DType dtype, const GemmParams& p, const DeviceLimits& device,
                                  const TilingKeys& key) {
@@ -48,12 +48,12 @@ Legality check_warp_group_tiling(ir::DType dtype, const GemmParams& p, const Dev
                        p.ml / p.ms, p.nl / p.ns);
   if (p.u % 16) return no<Explain>("TC=2 consumes K 16 at a time: U={} must be a multiple of 16", p.u);
   if (p.va != 8 || p.vb != 8)
-    return no<Explain>("TC=2 copies rows of 8 x 8 core matrices, 16 bytes each: VA={} and VB={} must be 8", p.va,
+    return no<Explain>("TC=2 copies its tiles 16 bytes (8 elements) at a time: VA={} and VB={} must be 8", p.va,
                        p.vb);
-  // Eight consecutive threads copy the eight rows of one core matrix.
+  // Eight consecutive threads copy one 16-byte column of eight consecutive rows.
   for (auto [name, along] : {std::pair{"LA", p.la}, {"LB", p.lb}})
     if (along <= 0 || p.threads() % (8 * along))
-      return no<Explain>("TC=2: 8 x {}={} must divide the {} threads (eight threads fill one core matrix)", name,
+      return no<Explain>("TC=2: 8 x {}={} must divide the {} threads (eight threads copy eight rows)", name,
                          along, p.threads());
   return {};
 }
