@@ -245,16 +245,16 @@ int TiledKernelBuilder::wgmma_width(bool k_contiguous, int mn_per_instruction) c
   return std::min(128, (k_contiguous ? t_.u : mn_per_instruction) * l_.elem);
 }
 
-llvm::Value* TiledKernelBuilder::wgmma_offset(Value* mn, Value* k, bool k_contiguous, int width) {
+llvm::Value* TiledKernelBuilder::wgmma_unswizzled_bytes(Value* mn, Value* k, bool k_contiguous, int width) {
+  if (k_contiguous) return b_.CreateAdd(b_.CreateMul(mn, c32(width)), b_.CreateMul(k, c32(l_.elem)));
   const int per_row = width / l_.elem;
-  Value* bytes;
-  if (k_contiguous) {
-    bytes = b_.CreateAdd(b_.CreateMul(mn, c32(width)), b_.CreateMul(k, c32(l_.elem)));
-  } else {
-    Value* block = b_.CreateMul(b_.CreateUDiv(mn, c32(per_row)), c32(t_.u * width));
-    bytes = b_.CreateAdd(b_.CreateAdd(block, b_.CreateMul(k, c32(width))),
-                         b_.CreateMul(b_.CreateURem(mn, c32(per_row)), c32(l_.elem)));
-  }
+  Value* block = b_.CreateMul(b_.CreateUDiv(mn, c32(per_row)), c32(t_.u * width));
+  return b_.CreateAdd(b_.CreateAdd(block, b_.CreateMul(k, c32(width))),
+                      b_.CreateMul(b_.CreateURem(mn, c32(per_row)), c32(l_.elem)));
+}
+
+llvm::Value* TiledKernelBuilder::wgmma_offset(Value* mn, Value* k, bool k_contiguous, int width) {
+  Value* bytes = wgmma_unswizzled_bytes(mn, k, k_contiguous, width);
   Value* line_bits = b_.CreateAnd(b_.CreateLShr(bytes, c32(3)), c32((width / 16 - 1) << 4));
   return b_.CreateUDiv(b_.CreateXor(bytes, line_bits), c32(l_.elem));
 }
@@ -473,11 +473,9 @@ void TiledKernelBuilder::compute_stage_wgmma(Value* stage) {
   const int n = 16 * t_.ns, columns = cell_columns();
   const int a_width = wgmma_width(a_k_contiguous_, 64), b_width = wgmma_width(b_k_contiguous_, n);
   // The element offset of the operand's first row (K-contiguous) or block (M/N-contiguous) at mn,
-  // at K step `step`: unswizzled, as the descriptor wants it (the tensor cores swizzle the addresses).
+  // at K step `step`.
   auto start = [&](bool k_contiguous, int width, Value* mn, int step) {
-    if (k_contiguous) return b_.CreateAdd(b_.CreateMul(mn, c32(width / l_.elem)), c32(step));
-    return b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(mn, c32(width / l_.elem)), c32(t_.u * width / l_.elem)),
-                        c32(step * width / l_.elem));
+    return b_.CreateUDiv(wgmma_unswizzled_bytes(mn, c32(step), k_contiguous, width), c32(l_.elem));
   };
   Value* a_stage = b_.CreateMul(stage, c32(l_.stage_a));
   Value* b_stage = b_.CreateAdd(c32(l_.stages * l_.stage_a), b_.CreateMul(stage, c32(l_.stage_b)));

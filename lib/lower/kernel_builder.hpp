@@ -120,6 +120,9 @@ class TiledKernelBuilder : public KernelBuilder {
   // in a stage of such rows, swizzled.
   int wgmma_width(bool k_contiguous, int mn_per_instruction) const;
   Value* wgmma_offset(Value* mn, Value* k, bool k_contiguous, int width);
+  // The byte offset of (mn, k) in such a stage before the swizzle: what a descriptor's start holds
+  // (the tensor cores swizzle the addresses they form).
+  Value* wgmma_unswizzled_bytes(Value* mn, Value* k, bool k_contiguous, int width);
   // tm_, tn_, tk_ from tid_.
   void thread_coordinates();
   // The accumulator cells, zeroed.
