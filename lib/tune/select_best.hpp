@@ -1,8 +1,9 @@
 #pragma once
-// The re-benchmark step shared by every template's selection: time the model's best in order,
-// skipping those that fail, and keep the fastest.
+// The re-benchmark step shared by every template's selection: time the model's best, spread over
+// tilings (tune/spread.hpp), in order, skipping those that fail, and keep the fastest.
 #include <isaac/error.hpp>
 #include <isaac/tune/search.hpp>
+#include <isaac/tune/spread.hpp>
 
 #include <fmt/format.h>
 
@@ -15,8 +16,11 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
                            const std::function<void(const std::vector<RankedSet<Params>>&)>& candidates) {
   if (top_k < 0) throw InvalidArgument(fmt::format("top_k={} must be 0 (trust the model) or more", top_k));
   Choice<Params> choice;
-  // Spare candidates stand in for those that fail to compile or run.
-  const std::vector<RankedSet<Params>> ranked = rank(std::max(top_k, 1) + 8, &choice.search);
+  // Spare candidates stand in for those that fail to compile or run. The pool they are spread from
+  // holds a few dozen variants of each of the model's favourite tilings.
+  const int wanted = std::max(top_k, 1) + 8;
+  const std::vector<RankedSet<Params>> ranked =
+      spread_ranked_sets(rank(top_k == 0 ? 1 : 32 * wanted, &choice.search), std::size_t(wanted));
   if (ranked.empty()) throw Error(fmt::format("no legal parameter set for {}", problem));
   if (top_k == 0) {
     choice.params = ranked.front().params;
@@ -37,7 +41,7 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
       choice.measured_ms = ms;
       choice.params = ranked[i].params;
       choice.predicted_tflops = ranked[i].predicted_tflops;
-      choice.rank = int(i);
+      choice.rank = int(i);  // in the spread order
     }
   }
   if (choice.benchmarked == 0)

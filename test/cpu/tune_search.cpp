@@ -9,6 +9,7 @@
 #include <isaac/tune/mlp.hpp>
 #include <isaac/tune/model_file.hpp>
 #include <isaac/tune/search.hpp>
+#include <isaac/tune/spread.hpp>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 
 using namespace isaac;
 using namespace isaac::tune;
@@ -127,26 +129,47 @@ TEST_CASE("the search refuses a model made for something else") {
   CHECK_THROWS_AS(rank_gemm_space(g, {}, model, 0), InvalidArgument);
 }
 
-TEST_CASE("select_gemm re-benchmarks the top k and skips candidates that fail") {
+TEST_CASE("spread_over_tilings takes each tiling's best first, then the best sets left, in order") {
+  const Tiling a{64, 64, 4, 4, 8, 1, 0}, b{128, 64, 8, 4, 8, 1, 0}, c{64, 64, 4, 4, 16, 1, 0};
+  const std::vector<Tiling> ranked = {a, a, b, a, c, b};
+  CHECK(spread_over_tilings(ranked, 3) == std::vector<std::size_t>{0, 2, 4});
+  CHECK(spread_over_tilings(ranked, 5) == std::vector<std::size_t>{0, 2, 4, 1, 3});
+  CHECK(spread_over_tilings(ranked, 9).size() == ranked.size());
+  CHECK(spread_over_tilings({}, 4).empty());
+  lower::GemmParams p, q;
+  q.va = 2, q.la = 8, q.sw = 8, q.db = 0;  // loads and order only: the same tiling
+  CHECK(tiling_of(p) == tiling_of(q));
+  q.kg = 4;
+  CHECK(tiling_of(p) != tiling_of(q));
+}
+
+TEST_CASE("select_gemm re-benchmarks the top k spread over tilings and skips candidates that fail") {
   const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 512, 512, 512, false, false);
   const Model model = random_model(g, {16}, 3);
-  const auto ranked = rank_gemm_space(g, {}, model, 10);
-  int calls = 0;
-  // The "GPU" prefers the model's 4th choice and cannot run its 2nd.
+  std::vector<Ranked> candidates;
   auto bench = [&](const lower::GemmParams& p) {
-    ++calls;
-    if (p == ranked[1].params) throw Error("launch failed");
-    return p == ranked[3].params ? 1.0 : 2.0;
+    REQUIRE(candidates.size() > 3);
+    if (p == candidates[1].params) throw Error("launch failed");
+    return p == candidates[3].params ? 1.0 : 2.0;
   };
-  const Selection s = select_gemm(g, {}, model, 5, bench);
-  CHECK(s.params == ranked[3].params);
+  int calls = 0;
+  auto counted = [&](const lower::GemmParams& p) { return ++calls, bench(p); };
+  // The "GPU" prefers the 4th candidate and cannot run the 2nd.
+  const Selection s = select_gemm(g, {}, model, 5, counted, [&](const std::vector<Ranked>& c) { candidates = c; });
+  REQUIRE(candidates.size() == 13);  // 5 and 8 spares
+  const auto best = rank_gemm_space(g, {}, model, 1);
+  CHECK(candidates[0].params == best[0].params);
+  std::set<Tiling> tilings;
+  for (const Ranked& r : candidates) tilings.insert(tiling_of(r.params));
+  CHECK(tilings.size() == candidates.size());  // a 512^3 space has far more than 13 tilings
+  CHECK(s.params == candidates[3].params);
   CHECK(s.rank == 3);
   CHECK(s.benchmarked == 5);
   CHECK(calls == 6);
   REQUIRE(s.failures.size() == 1);
   CHECK(s.failures[0].find("launch failed") != std::string::npos);
-  const Selection trusted = select_gemm(g, {}, model, 0, bench);
-  CHECK(trusted.params == ranked[0].params);
+  const Selection trusted = select_gemm(g, {}, model, 0, counted);
+  CHECK(trusted.params == best[0].params);
   CHECK(trusted.measured_ms < 0);
   CHECK_THROWS_WITH_AS(select_gemm(g, {}, model, 3, [](const lower::GemmParams&) -> double { throw Error("no"); }),
                        doctest::Contains("could run"), Error);

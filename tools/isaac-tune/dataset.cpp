@@ -128,14 +128,18 @@ Dataset load_one(const std::string& path, const std::string& dtype) {
                                           std::stoll(get("s")), std::stoll(get("stride")), std::stoll(get("pad")),
                                           std::stoll(get("dilation")), ir::parse_image_layout(layout.substr(0, slash)),
                                           ir::parse_filter_layout(layout.substr(slash + 1)));
-        f = conv_features(v, lower::parse_conv_params(get("params")));
+        const lower::ConvParams params = lower::parse_conv_params(get("params"));
+        f = conv_features(v, params);
+        row.tiling = tiling_of(params);
         row.job = fmt::format("{} {} {} n{} c{} h{} w{} k{} r{} s{} u{} p{} d{}", get("dtype"), suite, layout, get("n"),
                               get("c"), get("h"), get("w"), get("k"), get("r"), get("s"), get("stride"), get("pad"),
                               get("dilation"));
       } else {
         const ir::Gemm g = ir::dense_gemm(t, std::stoll(get("m")), std::stoll(get("n")), std::stoll(get("k")),
                                           get("at") == "1", get("bt") == "1");
-        f = gemm_features(g, lower::parse_gemm_params(get("params")));
+        const lower::GemmParams params = lower::parse_gemm_params(get("params"));
+        f = gemm_features(g, params);
+        row.tiling = tiling_of(params);
         row.job = fmt::format("{} {} {} {} {} {}{}", get("dtype"), suite, get("m"), get("n"), get("k"), get("at"),
                               get("bt"));
       }

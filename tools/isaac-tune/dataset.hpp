@@ -6,6 +6,7 @@
 #include <isaac/ir/gemm.hpp>
 #include <isaac/lower/gemm.hpp>
 #include <isaac/tune/mlp.hpp>
+#include <isaac/tune/spread.hpp>
 
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@ namespace isaac::tune::cli {
 struct Row {
   std::string job;  // "f32 LINPACK 512 512 512 01": one (problem, dtype) of the data
   double tflops = 0;
+  Tiling tiling{};  // of its parameter set
 };
 
 struct Dataset {

@@ -7,6 +7,7 @@
 #include <isaac/runtime/timer.hpp>
 #include <isaac/tune/models.hpp>
 #include <isaac/tune/search.hpp>
+#include <isaac/tune/spread.hpp>
 
 #include <fmt/format.h>
 
@@ -102,7 +103,9 @@ int run_focus(const FocusFlags& f) {
   auto prepare = [&](ir::Gemm g, std::uint64_t seed) {
     Batch batch{g, {}};
     std::mt19937_64 pick(seed);
-    const auto ranked = rank_gemm_space(g, limits, models.at(g.dtype), f.top);
+    // The model's top spread over tilings (as the search re-benchmarks them): its errors between
+    // tilings are what the next model needs data on.
+    const auto ranked = spread_ranked_sets(rank_gemm_space(g, limits, models.at(g.dtype), 8 * f.top), size_t(f.top));
     std::vector<size_t> chosen;
     for (int i = 0; i < f.best && i < int(ranked.size()); ++i) chosen.push_back(size_t(i));
     std::vector<size_t> rest;

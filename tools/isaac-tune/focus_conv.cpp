@@ -6,6 +6,7 @@
 #include <isaac/runtime/timer.hpp>
 #include <isaac/tune/models.hpp>
 #include <isaac/tune/search.hpp>
+#include <isaac/tune/spread.hpp>
 
 #include <fmt/format.h>
 
@@ -84,7 +85,10 @@ int run_conv_focus(const ConvFocusFlags& f) {
     std::pair<ir::Conv, std::vector<Candidate>> batch{v, {}};
     std::mt19937_64 pick(seed);
     if (const auto& model = models.at(v.dtype)) {
-      const auto ranked = rank_conv_space(v, {}, limits, model->model, f.top);
+      // The model's top spread over tilings (as the search re-benchmarks them): its errors between
+      // tilings are what the next model needs data on.
+      const auto ranked =
+          spread_ranked_sets(rank_conv_space(v, {}, limits, model->model, 8 * f.top), std::size_t(f.top));
       std::vector<size_t> order(ranked.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
       for (size_t i = order.size(); i > size_t(f.best) + 1; --i) std::swap(order[i - 1], order[size_t(f.best) + pick() % (i - size_t(f.best))]);

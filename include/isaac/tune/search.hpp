@@ -1,6 +1,7 @@
 #pragma once
 // The model search (paper §6): rank the whole legal space of a problem with the performance model,
-// keep the best k, then (select_*) re-benchmark them on the GPU and keep the fastest.
+// keep the best k, then (select_*) re-benchmark them, spread over tilings (spread.hpp), on the GPU and
+// keep the fastest.
 //
 // GEMM: the first layer of the network is linear in the features, and the features of a parameter
 // set differ from those of its base set (KG = 1, SW = 1) only by terms that depend on U, KG and SW.
@@ -52,7 +53,7 @@ struct Choice {
   Params params;
   double predicted_tflops = 0;
   double measured_ms = -1;  // -1 when nothing was measured (top_k = 0)
-  int rank = 0;             // the model's rank of the chosen set (0 = its first choice)
+  int rank = 0;  // the chosen set's place among the candidates spread over tilings (0 = the model's first choice)
   int benchmarked = 0;      // candidates that ran
   std::vector<std::string> failures;  // candidates that could not run, with why
   SearchReport search;
