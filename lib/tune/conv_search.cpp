@@ -1,5 +1,6 @@
 #include <isaac/error.hpp>
 #include <isaac/tune/conv_features.hpp>
+#include <isaac/tune/ensemble.hpp>
 #include <isaac/tune/search.hpp>
 
 #include "tune/select_best.hpp"
@@ -36,19 +37,31 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   local.enumerate_ms = ms_since(start);
   local.legal_sets = space.size();
   start = std::chrono::steady_clock::now();
+  // An ensemble ranks the whole space with its first member, then itself over that member's best.
+  const Mlp ranker = model.ensemble > 1 ? first_member(model.mlp, model.ensemble) : Mlp();
+  const Mlp& net = model.ensemble > 1 ? ranker : model.mlp;
   std::vector<double> score(space.size());
   for (size_t from = 0; from < space.size(); from += 4096) {
     const size_t n = std::min<size_t>(4096, space.size() - from);
     const auto x = conv_features(problem, std::span(space).subspan(from, n));
-    const auto y = model.mlp.predict(x.data(), n);
+    const auto y = net.predict(x.data(), n);
     std::copy(y.begin(), y.end(), score.begin() + std::ptrdiff_t(from));
   }
   std::vector<size_t> order(space.size());
   std::iota(order.begin(), order.end(), 0);
+  auto better = [&](size_t a, size_t b) { return score[a] != score[b] ? score[a] > score[b] : a < b; };
+  const size_t kept = std::min<size_t>(size_t(model.ensemble > 1 ? std::max(top, ensemble_pool) : top), order.size());
+  std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(kept), order.end(), better);
+  order.resize(kept);
+  if (model.ensemble > 1) {
+    std::vector<lower::ConvParams> pool;
+    for (size_t i : order) pool.push_back(space[i]);
+    const auto x = conv_features(problem, pool);
+    const auto y = model.mlp.predict(x.data(), pool.size());
+    for (size_t j = 0; j < order.size(); ++j) score[order[j]] = y[j];
+    std::sort(order.begin(), order.end(), better);
+  }
   const size_t keep = std::min<size_t>(size_t(top), order.size());
-  std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(keep), order.end(), [&](size_t a, size_t b) {
-    return score[a] != score[b] ? score[a] > score[b] : a < b;
-  });
   std::vector<RankedConv> ranked;
   for (size_t i = 0; i < keep; ++i) ranked.push_back({space[order[i]], std::exp(score[order[i]])});
   local.evaluate_ms = ms_since(start);

@@ -1,4 +1,5 @@
 #include <isaac/error.hpp>
+#include <isaac/tune/ensemble.hpp>
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/search.hpp>
 
@@ -162,7 +163,9 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   local.legal_sets = space.size();
   start = std::chrono::steady_clock::now();
 
-  const FloatNet net = float_net(model.mlp);
+  // An ensemble ranks the whole space with its first member, then itself over that member's best.
+  const FloatNet net = float_net(model.ensemble > 1 ? first_member(model.mlp, model.ensemble) : model.mlp);
+  const int kept = model.ensemble > 1 ? std::max(top, ensemble_pool) : top;
   const Eigen::Index inputs = model.mlp.inputs();
   // In chunks, so that the feature rows stay in cache and no large buffer is allocated.
   MatrixF bases(net.first.rows(), Eigen::Index(space.bases.size()));
@@ -195,7 +198,7 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   std::priority_queue<Scored> best;  // the worst of the best on top
   auto offer = [&](float score, std::uint64_t id) {
     const Scored s{score, id};
-    if (int(best.size()) < top) best.push(s);
+    if (int(best.size()) < kept) best.push(s);
     else if (s < best.top()) {
       best.pop();
       best.push(s);
@@ -212,7 +215,7 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       for (size_t s = 0; s < splits.size(); ++s) {
         const float score =
             hidden_score(base, delta.col(Eigen::Index(s)).data(), out.data(), int(out.size()), out_bias);
-        if (int(best.size()) < top || score >= best.top().score) offer(score, std::uint64_t(b) << 8 | s);
+        if (int(best.size()) < kept || score >= best.top().score) offer(score, std::uint64_t(b) << 8 | s);
       }
     }
   } else {
@@ -239,16 +242,37 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     flush();
   }
 
-  std::vector<Ranked> ranked;
+  std::vector<Scored> scored;
+  std::vector<lower::GemmParams> sets;
   while (!best.empty()) {
-    const Scored s = best.top();
+    scored.push_back(best.top());
     best.pop();
+  }
+  std::reverse(scored.begin(), scored.end());
+  for (const Scored& s : scored) {
     lower::GemmParams p = space.bases[s.id >> 8];
     const auto split = space.splits_of(p)[s.id & 0xff];
     p.kg = split.kg, p.sw = split.sw;
-    ranked.push_back({p, std::exp(double(s.score) * model.mlp.target_scale + model.mlp.target_mean)});
+    sets.push_back(p);
   }
-  std::reverse(ranked.begin(), ranked.end());
+  if (model.ensemble > 1 && !sets.empty()) {
+    const FloatNet whole = float_net(model.mlp);
+    MatrixF h = first_layer(whole, gemm_features(problem, sets), inputs);
+    const Eigen::RowVectorXf out = rest_of_network(whole, h);
+    for (size_t i = 0; i < scored.size(); ++i) scored[i].score = out[Eigen::Index(i)];
+    std::vector<size_t> order(sets.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    // Ties go to the first member's order.
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scored[a].score > scored[b].score; });
+    order.resize(std::min(order.size(), size_t(top)));
+    std::vector<Scored> s2;
+    std::vector<lower::GemmParams> p2;
+    for (size_t i : order) s2.push_back(scored[i]), p2.push_back(sets[i]);
+    scored = std::move(s2), sets = std::move(p2);
+  }
+  std::vector<Ranked> ranked;
+  for (size_t i = 0; i < sets.size(); ++i)
+    ranked.push_back({sets[i], std::exp(double(scored[i].score) * model.mlp.target_scale + model.mlp.target_mean)});
   local.evaluate_ms = ms_since(start);
   if (report) *report = local;
   return ranked;

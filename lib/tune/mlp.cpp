@@ -167,7 +167,15 @@ void Mlp::fit_normalisation(const Samples& data) {
     for (size_t f = 0; f < in; ++f) feature_mean[f] += data.x[r * in + f] / double(rows);
   for (size_t r = 0; r < rows; ++r)
     for (size_t f = 0; f < in; ++f) feature_scale[f] += std::pow(data.x[r * in + f] - feature_mean[f], 2) / double(rows);
-  for (double& s : feature_scale) s = s > 1e-24 ? std::sqrt(s) : 1.0;
+  // A constant feature gets its value as mean and scale 1. Its mean summed over many rows is off by
+  // rounding, and dividing by that rounding noise as a scale blows up the float weights into which the
+  // search folds the normalisation.
+  for (size_t f = 0; f < in; ++f) {
+    bool constant = true;
+    for (size_t r = 1; r < rows && constant; ++r) constant = data.x[r * in + f] == data.x[f];
+    if (constant) feature_mean[f] = data.x[f];
+    feature_scale[f] = !constant && feature_scale[f] > 1e-24 ? std::sqrt(feature_scale[f]) : 1.0;
+  }
   target_mean = std::accumulate(data.y.begin(), data.y.end(), 0.0) / double(rows);
   double var = 0;
   for (double v : data.y) var += (v - target_mean) * (v - target_mean) / double(rows);

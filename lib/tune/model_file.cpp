@@ -1,4 +1,5 @@
 #include <isaac/error.hpp>
+#include <isaac/tune/ensemble.hpp>
 #include <isaac/tune/model_file.hpp>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@ using nlohmann::json;
 
 std::string model_to_json(const Model& model) {
   model.mlp.validate();
+  check_ensemble(model.mlp, model.ensemble);
   if (model.features.size() != size_t(model.mlp.inputs()))
     throw InvalidArgument(fmt::format("model has {} feature names for {} inputs", model.features.size(),
                                       model.mlp.inputs()));
@@ -38,6 +40,7 @@ std::string model_to_json(const Model& model) {
       {"target", model.target},
       {"features", model.features},
       {"layer_sizes", model.mlp.sizes()},
+      {"ensemble", model.ensemble},
       {"normalisation",
        {{"feature_mean", model.mlp.feature_mean},
         {"feature_scale", model.mlp.feature_scale},
@@ -159,8 +162,14 @@ Model model_from_json(std::string_view text, const std::string& origin) {
                                       "normalisation feature_scale");
   model.mlp.target_mean = r.number(r.field(norm, "target_mean", "\"normalisation\""), "normalisation target_mean");
   model.mlp.target_scale = r.number(r.field(norm, "target_scale", "\"normalisation\""), "normalisation target_scale");
+  if (auto it = doc.find("ensemble"); it != doc.end()) {
+    if (!it->is_number_integer() || it->get<long>() < 1 || it->get<long>() > 1024)
+      r.fail(fmt::format("\"ensemble\" must be the number of networks side by side (1 or more), got {}", it->dump()));
+    model.ensemble = it->get<int>();
+  }
   try {
     model.mlp.validate();
+    check_ensemble(model.mlp, model.ensemble);
   } catch (const InvalidArgument& e) {
     r.fail(e.what());
   }

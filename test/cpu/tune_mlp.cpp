@@ -257,3 +257,14 @@ TEST_CASE("hidden layer lists") {
   CHECK_THROWS_AS(parse_hidden("64,-1"), InvalidArgument);
   CHECK_THROWS_AS(parse_hidden("64,"), InvalidArgument);
 }
+
+TEST_CASE("a constant feature is normalised by its value and scale 1, however many rows sum its mean") {
+  Samples s;
+  s.features = 2;
+  for (int r = 0; r < 300000; ++r) s.x.push_back(8.228818690495881), s.x.push_back(r % 7), s.y.push_back(r % 3);
+  Mlp mlp(2, {4}, 1);
+  mlp.fit_normalisation(s);
+  CHECK(mlp.feature_mean[0] == 8.228818690495881);
+  CHECK(mlp.feature_scale[0] == 1.0);
+  CHECK(mlp.feature_scale[1] == doctest::Approx(2.0).epsilon(1e-3));
+}

@@ -17,6 +17,7 @@
 #include <isaac/error.hpp>
 #include <isaac/tune/conv_features.hpp>
 #include <isaac/tune/features.hpp>
+#include <isaac/tune/ensemble.hpp>
 #include <isaac/tune/mlp.hpp>
 #include <isaac/tune/model_file.hpp>
 
@@ -145,25 +146,42 @@ void print_ranking_table(const std::vector<Ranking>& ranks) {
                r.top1 / r.best, r.top10 / r.best, r.spread10 / r.best);
 }
 
-int cmd_train(const std::string& data_path, const std::string& hidden_text, const TrainFlags& f,
+// With an ensemble of N, N networks with seeds seed, seed + 1, ... are trained on the same rows and
+// written as one (tune/ensemble.hpp).
+int cmd_train(const std::string& data_path, const std::string& hidden_text, const TrainFlags& f, int ensemble,
               const std::string& out, const std::string& device, int compute_capability, const std::string& dtype) {
+  if (ensemble < 1) throw InvalidArgument(fmt::format("--ensemble {}: it needs at least one network", ensemble));
   const Dataset data = load_dataset(data_path, dtype);
   fmt::print(stderr, "{}: {} measured rows, {} jobs\n", data_path, data.rows.size(), data.jobs().size());
   const auto hidden = tune::parse_hidden(hidden_text);
+  if (ensemble > 1 && hidden.empty()) throw InvalidArgument("--ensemble needs hidden layers (--hidden)");
   tune::Model model;
   model.device = device;
   model.compute_capability = compute_capability;
   model.dtype = dtype;
   model.template_name = data.template_name;
   model.features = data.template_name == "conv" ? tune::conv_feature_names() : tune::gemm_feature_names();
-  model.mlp = tune::Mlp(data.samples.features, hidden, f.seed);
-  auto opts = options_of(f, f.epochs);
-  opts.on_epoch = progress("train " + tune::hidden_to_string(hidden), f.epochs);
-  const auto report = tune::train(model.mlp, data.samples, opts);
-  model.training = {report.train_mse, data.rows.size(), f.epochs, f.batch_size, f.learning_rate, f.seed, data_path};
+  std::vector<tune::Mlp> members;
+  double seconds = 0;
+  for (int m = 0; m < ensemble; ++m) {
+    TrainFlags member_flags = f;
+    member_flags.seed = f.seed + std::uint64_t(m);
+    members.emplace_back(data.samples.features, hidden, member_flags.seed);
+    auto opts = options_of(member_flags, f.epochs);
+    const std::string label = ensemble > 1 ? fmt::format("train {} ({} of {})", tune::hidden_to_string(hidden), m + 1,
+                                                         ensemble)
+                                           : "train " + tune::hidden_to_string(hidden);
+    opts.on_epoch = progress(label, f.epochs);
+    seconds += tune::train(members.back(), data.samples, opts).seconds;
+  }
+  model.mlp = tune::merge_ensemble(members);
+  model.ensemble = ensemble;
+  const double train_mse = tune::mse(model.mlp, data.samples);
+  model.training = {train_mse, data.rows.size(), f.epochs, f.batch_size, f.learning_rate, f.seed, data_path};
   tune::save_model(model, out);
-  fmt::print("trained {} on {} rows in {:.1f} s: training MSE {:.4f} (log TFLOP/s); wrote {}\n",
-             tune::hidden_to_string(hidden), data.rows.size(), report.seconds, report.train_mse, out);
+  fmt::print("trained {}{} on {} rows in {:.1f} s: training MSE {:.4f} (log TFLOP/s); wrote {}\n",
+             tune::hidden_to_string(hidden), ensemble > 1 ? fmt::format(" x {} seeds", ensemble) : "",
+             data.rows.size(), seconds, train_mse, out);
   return 0;
 }
 
@@ -331,7 +349,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string data_path, hidden = "64,64", out, model_path, arch = "32;64;64,64;128,128;256,128,64", split = "rows",
                          sizes, csv_path, device = "unknown", dtype;
-  int folds = 5, compute_capability = 0;
+  int folds = 5, compute_capability = 0, ensemble = 1;
   bool table = false;
   TrainFlags flags;
 
@@ -343,6 +361,8 @@ int main(int argc, char** argv) {
   train->add_option("--compute-capability", compute_capability, "of that GPU, e.g. 90 (models for other GPUs are "
                     "chosen by it)")->capture_default_str();
   train->add_option("--dtype", dtype, "train on this dtype's rows only (f16, f32, f64), recorded in the model");
+  train->add_option("--ensemble", ensemble, "networks trained with seeds seed, seed+1, ... and kept as one whose "
+                    "prediction is their mean")->capture_default_str();
   add_train_flags(train, flags);
 
   auto* eval = app.add_subcommand("eval", "MSE of a model on a dataset and how it ranks each job's parameter sets");
@@ -382,7 +402,7 @@ int main(int argc, char** argv) {
   if (!*train && !*eval && !*cv) return exit_code;
   try {
     flags.hidden = hidden;
-    if (*train) return cmd_train(data_path, hidden, flags, out, device, compute_capability, dtype);
+    if (*train) return cmd_train(data_path, hidden, flags, ensemble, out, device, compute_capability, dtype);
     if (*eval) return cmd_eval(data_path, model_path, table);
     if (*cv) return cmd_cv(data_path, dtype, arch, folds, split, sizes, flags, csv_path, table);
   } catch (const isaac::Error& e) {

@@ -8,6 +8,7 @@
 // {"format": "isaac-model", "version": 1, "template": "gemm", "device": "NVIDIA H200",
 //  "compute_capability": 90, "dtype": "f32" (both optional),
 //  "target": "log_tflops", "features": [...], "layer_sizes": [31, 64, 64, 1],
+//  "ensemble": 1 (optional: networks side by side in the layers, ensemble.hpp),
 //  "normalisation": {"feature_mean": [...], "feature_scale": [...], "target_mean": m, "target_scale": s},
 //  "layers": [{"weights": [[row], ...], "bias": [...]}, ...],
 //  "training": {"mse": x, "rows": n, "epochs": e, "batch_size": b, "learning_rate": r, "seed": s, "data": "..."}}
@@ -39,6 +40,7 @@ struct Model {
   std::string target = "log_tflops";   // what the network predicts: natural log of TFLOP/s
   std::vector<std::string> features;   // names, one per input
   Mlp mlp;
+  int ensemble = 1;                    // networks side by side in mlp (ensemble.hpp)
   TrainingInfo training;
 };
 

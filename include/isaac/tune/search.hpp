@@ -8,6 +8,8 @@
 // So the first layer runs once per base set (~60k) plus once per (U, KG, SW), and every expanded set
 // (~1M) costs one vector addition before the remaining layers: the same numbers as predict(), up to
 // float rounding (the test checks both). CONV spaces are smaller and go through predict() directly.
+// An ensemble model (ensemble.hpp) ranks the whole space with its first member and re-ranks that
+// member's best ensemble_pool sets with all of its members.
 #include <isaac/ir/conv.hpp>
 #include <isaac/ir/gemm.hpp>
 #include <isaac/lower/conv.hpp>
@@ -33,6 +35,10 @@ struct SearchReport {
   double enumerate_ms = 0;     // listing the legal space
   double evaluate_ms = 0;      // the model over every legal set, and the top-k selection
 };
+
+// Sets an ensemble model (ensemble.hpp) re-ranks: its first member ranks the whole space, and the
+// whole ensemble this many of that member's best.
+inline constexpr int ensemble_pool = 2048;
 
 // The `top` best legal sets by predicted TFLOP/s, best first. The model must be made for the
 // template, with its feature names (else InvalidArgument says what it was made for).
