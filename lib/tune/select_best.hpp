@@ -17,7 +17,7 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
   if (top_k < 0) throw InvalidArgument(fmt::format("top_k={} must be 0 (trust the model) or more", top_k));
   Choice<Params> choice;
   // Spare candidates stand in for those that fail to compile or run. The pool they are spread from
-  // holds a few dozen variants of each of the model's favourite tilings.
+  // is 32 sets per candidate: room for the many variants of each of the model's favourite tilings.
   const int wanted = std::max(top_k, 1) + 8;
   const std::vector<RankedSet<Params>> ranked =
       spread_ranked_sets(rank(top_k == 0 ? 1 : 32 * wanted, &choice.search), std::size_t(wanted));
