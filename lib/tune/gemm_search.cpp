@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <queue>
 #include <span>
 
@@ -243,36 +244,34 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   }
 
   std::vector<Scored> scored;
-  std::vector<lower::GemmParams> sets;
   while (!best.empty()) {
     scored.push_back(best.top());
     best.pop();
   }
   std::reverse(scored.begin(), scored.end());
+  std::vector<lower::GemmParams> sets;
   for (const Scored& s : scored) {
     lower::GemmParams p = space.bases[s.id >> 8];
     const auto split = space.splits_of(p)[s.id & 0xff];
     p.kg = split.kg, p.sw = split.sw;
     sets.push_back(p);
   }
+  auto tflops = [&](float score) { return std::exp(double(score) * model.mlp.target_scale + model.mlp.target_mean); };
+  std::vector<Ranked> ranked;
   if (model.ensemble > 1 && !sets.empty()) {
     const FloatNet whole = float_net(model.mlp);
     MatrixF h = first_layer(whole, gemm_features(problem, sets), inputs);
     const Eigen::RowVectorXf out = rest_of_network(whole, h);
-    for (size_t i = 0; i < scored.size(); ++i) scored[i].score = out[Eigen::Index(i)];
     std::vector<size_t> order(sets.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::iota(order.begin(), order.end(), size_t(0));
     // Ties go to the first member's order.
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scored[a].score > scored[b].score; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return out[Eigen::Index(a)] > out[Eigen::Index(b)]; });
     order.resize(std::min(order.size(), size_t(top)));
-    std::vector<Scored> s2;
-    std::vector<lower::GemmParams> p2;
-    for (size_t i : order) s2.push_back(scored[i]), p2.push_back(sets[i]);
-    scored = std::move(s2), sets = std::move(p2);
+    for (size_t i : order) ranked.push_back({sets[i], tflops(out[Eigen::Index(i)])});
+  } else {
+    for (size_t i = 0; i < sets.size(); ++i) ranked.push_back({sets[i], tflops(scored[i].score)});
   }
-  std::vector<Ranked> ranked;
-  for (size_t i = 0; i < sets.size(); ++i)
-    ranked.push_back({sets[i], std::exp(double(scored[i].score) * model.mlp.target_scale + model.mlp.target_mean)});
   local.evaluate_ms = ms_since(start);
   if (report) *report = local;
   return ranked;

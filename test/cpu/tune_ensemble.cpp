@@ -55,6 +55,16 @@ Model ensemble_model(const std::vector<Mlp>& members, std::vector<std::string> f
   return model;
 }
 
+// The search's expected order: the first member's best `pool` sets, re-ranked by the ensemble.
+std::vector<size_t> expected_order(const std::vector<double>& first, const std::vector<double>& whole, size_t pool) {
+  std::vector<size_t> order(first.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] > first[b]; });
+  order.resize(std::min(order.size(), pool));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return whole[a] > whole[b]; });
+  return order;
+}
+
 }  // namespace
 
 TEST_CASE("a merged ensemble predicts its members' mean, and its first member ranks as member 0") {
@@ -123,11 +133,7 @@ TEST_CASE("the GEMM search ranks with the first member, then the ensemble over t
   const Model model = ensemble_model(members_on(x, int(gemm_feature_names().size()), {16}, 3), gemm_feature_names(), "gemm");
   const auto first = first_member(model.mlp, 3).predict(x.data(), all.size());
   const auto whole = model.mlp.predict(x.data(), all.size());
-  std::vector<size_t> order(all.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] > first[b]; });
-  order.resize(size_t(ensemble_pool));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return whole[a] > whole[b]; });
+  const auto order = expected_order(first, whole, size_t(ensemble_pool));
 
   const auto ranked = rank_gemm_space(g, {}, model, 10);
   REQUIRE(ranked.size() == 10);
@@ -147,11 +153,7 @@ TEST_CASE("the CONV search ranks with the first member, then the ensemble over t
   const Model model = ensemble_model(members_on(x, int(conv_feature_names().size()), {16}, 3), conv_feature_names(), "conv");
   const auto first = first_member(model.mlp, 3).predict(x.data(), all.size());
   const auto whole = model.mlp.predict(x.data(), all.size());
-  std::vector<size_t> order(all.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] > first[b]; });
-  order.resize(std::min(order.size(), size_t(ensemble_pool)));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return whole[a] > whole[b]; });
+  const auto order = expected_order(first, whole, size_t(ensemble_pool));
   const auto ranked = rank_conv_space(v, {}, {}, model, 10);
   REQUIRE(ranked.size() == 10);
   for (size_t i = 0; i < ranked.size(); ++i) {
