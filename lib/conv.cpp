@@ -25,7 +25,8 @@ CompiledConv::CompiledConv(const ir::Conv& problem, const lower::ConvParams& par
                            const lower::ConvEpilogue& epilogue, int ordinal)
     : CompiledConv(problem,
                    cached_conv_kernel(problem, params, epilogue,
-                                      lower::target_for_compute_capability(runtime::device_info(ordinal).compute_capability())),
+                                      lower::target_for_compute_capability(runtime::device_info(ordinal).compute_capability()),
+                                      true),
                    params, epilogue, ordinal) {}
 
 CompiledConv::CompiledConv(const ir::Conv& problem, lower::ConvKernel kernel, const lower::ConvParams& params,
@@ -35,7 +36,7 @@ CompiledConv::CompiledConv(const ir::Conv& problem, lower::ConvKernel kernel, co
     throw InvalidArgument(fmt::format("CONV {} cannot run with {} on this device: {}", ir::to_string(problem),
                                       params.str(), legal.reason));
   runtime::use_device(ordinal);
-  auto module = runtime::Module::from_ptx(kernel.ptx);
+  auto module = kernel.cubin.empty() ? runtime::Module::from_ptx(kernel.ptx) : runtime::Module::from_cubin(kernel.cubin);
   auto main = module.kernel(kernel.main_name);
   if (kernel.shared_bytes > 48 * 1024) main.set_max_dynamic_shared(kernel.shared_bytes);
   std::optional<runtime::Kernel> prepare;

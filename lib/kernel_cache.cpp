@@ -86,9 +86,11 @@ void write_entry(const std::string& key, json entry) {
 // The fields GemmKernel and ConvKernel share, to and from an entry.
 template <class Kernel>
 json shared_fields(const Kernel& k) {
-  return {{"ptx", k.ptx},          {"main", k.main_name},           {"prepare", k.prepare_name},
+  json e = {{"ptx", k.ptx},          {"main", k.main_name},           {"prepare", k.prepare_name},
           {"threads", k.threads}, {"shared_bytes", k.shared_bytes}, {"helper_threads", k.helper_threads},
           {"overlaps_previous", k.overlaps_previous}};
+  if (!k.cubin.empty()) e["cubin"] = json::binary(std::vector<std::uint8_t>(k.cubin.begin(), k.cubin.end()));
+  return e;
 }
 
 template <class Kernel>
@@ -102,7 +104,21 @@ Kernel with_shared_fields(const json& e) {
   k.helper_threads = e.at("helper_threads").get<int>();
   // Entries written before the field existed hold kernels that do not wait: launch them in order.
   k.overlaps_previous = e.value("overlaps_previous", false);
+  if (e.contains("cubin")) {
+    const auto& bin = e.at("cubin").get_binary();
+    k.cubin.assign(bin.begin(), bin.end());
+  }
   return k;
+}
+
+// An entry without a cubin, read when one is wanted and ptxas could make it, is a miss: the entry is
+// rewritten with one.
+bool has_wanted_cubin(const json& e, bool cubin) { return !cubin || !lower::ptxas_available() || e.contains("cubin"); }
+
+template <class Kernel>
+void assemble_or_throw(Kernel& k, const lower::Target& target, const char* what, const std::string& params) {
+  if (std::string failure = lower::assemble(k.ptx, target, k.cubin); !failure.empty())
+    throw Error(fmt::format("the {} kernel {} was not assembled; {}", what, params, failure));
 }
 
 const char* mode_name(lower::SplitMode mode) { return mode == lower::SplitMode::atomic ? "atomic" : "deterministic"; }
@@ -123,13 +139,9 @@ lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmP
   const std::string key = fmt::format("isaac {}|gemm|{}|{}|{}|{}", version(), ir::to_string(problem), params.str(),
                                       target.name(), mode_name(mode));
   if (enabled)
-    if (auto e = read_entry(key); e && (!cubin || !lower::ptxas_available() || e->contains("cubin"))) try {
+    if (auto e = read_entry(key); e && has_wanted_cubin(*e, cubin)) try {
       auto k = with_shared_fields<lower::GemmKernel>(*e);
       k.reduce_name = e->at("reduce").get<std::string>();
-      if (e->contains("cubin")) {
-        const auto& bin = e->at("cubin").get_binary();
-        k.cubin.assign(bin.begin(), bin.end());
-      }
       ++hits;
       return k;
     } catch (const json::exception&) {
@@ -137,26 +149,22 @@ lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmP
     }
   ++misses;
   lower::GemmKernel k = lower::emit_gemm(problem, params, target, mode);
-  if (cubin && lower::ptxas_available()) {
-    auto report = lower::run_ptxas(k.ptx, target, k.main_name, &k.cubin);
-    if (!report.ok) throw Error("ptxas rejected the GEMM kernel " + params.str() + ":\n" + report.log);
-  }
+  if (cubin) assemble_or_throw(k, target, "GEMM", params.str());
   if (enabled) {
     json e = shared_fields(k);
     e["reduce"] = k.reduce_name;
-    if (!k.cubin.empty()) e["cubin"] = json::binary(std::vector<std::uint8_t>(k.cubin.begin(), k.cubin.end()));
     write_entry(key, std::move(e));
   }
   return k;
 }
 
 lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvParams& params,
-                                     const lower::ConvEpilogue& epilogue, const lower::Target& target) {
+                                     const lower::ConvEpilogue& epilogue, const lower::Target& target, bool cubin) {
   const bool enabled = tune::caches_enabled();
   const std::string key = fmt::format("isaac {}|conv|{}|{}|{}|{}", version(), ir::to_string(problem), params.str(),
                                       lower::to_string(epilogue), target.name());
   if (enabled)
-    if (auto e = read_entry(key)) try {
+    if (auto e = read_entry(key); e && has_wanted_cubin(*e, cubin)) try {
       auto k = with_shared_fields<lower::ConvKernel>(*e);
       ++hits;
       return k;
@@ -165,6 +173,7 @@ lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvP
     }
   ++misses;
   lower::ConvKernel k = lower::emit_conv(problem, params, target, epilogue);
+  if (cubin) assemble_or_throw(k, target, "CONV", params.str());
   if (enabled)
     write_entry(key, shared_fields(k));
   return k;

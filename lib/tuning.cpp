@@ -228,7 +228,7 @@ struct ConvPattern {
   std::string bucket() const {
     return fmt::format("{} epilogue={}", tune::conv_bucket(problem, options.conv_buckets), lower::to_string(epilogue));
   }
-  bool legal(const Params& p) const { return bool(lower::check_conv(problem, p, epilogue, limits)); }
+  bool legal(const Params& p) const { return lower::conv_legal(problem, p, epilogue, limits); }
   static Params parse(std::string_view text) { return lower::parse_conv_params(text); }
   // The first legal set of a few shapes that work on most problems.
   Params fallback() const {
@@ -250,7 +250,8 @@ struct ConvPattern {
     return tune::prune_conv_space(problem, epilogue, limits, tune::multiprocessors(info), report);
   }
   Kernel build(const Params& p) const {
-    return cached_conv_kernel(problem, p, epilogue, lower::target_for_compute_capability(info.compute_capability()));
+    return cached_conv_kernel(problem, p, epilogue, lower::target_for_compute_capability(info.compute_capability()),
+                              true);
   }
   double time(Kernel kernel, const Params& p) {
     CompiledConv conv(problem, std::move(kernel), p, epilogue, options.ordinal);

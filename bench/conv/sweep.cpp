@@ -8,6 +8,7 @@
 #include <isaac/conv.hpp>
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
+#include <isaac/lower/ptxas.hpp>
 #include <isaac/lower/conv.hpp>
 #include <isaac/runtime/runtime.hpp>
 #include <isaac/runtime/timer.hpp>
@@ -47,8 +48,8 @@ struct Trial {
   bool expanded = false;
 };
 
-// Emits the kernels of trials[first..] on all cores. The driver's JIT stays on the timing thread:
-// on the H100 machine, loading from 16 threads at once was no faster than one at a time.
+// Emits and assembles the kernels of trials[first..] on all cores (ptxas runs in processes of its
+// own; the driver's JIT, where ptxas fails, took one kernel at a time even from 16 threads).
 std::vector<std::optional<lower::ConvKernel>> compile(const std::vector<Trial>& trials, std::size_t first,
                                                       const lower::Target& target, std::vector<std::string>& errors) {
   std::size_t count = trials.size() - first;
@@ -59,7 +60,9 @@ std::vector<std::optional<lower::ConvKernel>> compile(const std::vector<Trial>& 
   for (unsigned w = 0; w < std::max(2u, std::thread::hardware_concurrency()); ++w)
     pool.emplace_back([&] {
       for (std::size_t i; (i = next++) < count;) try {
-          ptx[i] = lower::emit_conv(trials[first + i].conv, trials[first + i].params, target);
+          lower::ConvKernel k = lower::emit_conv(trials[first + i].conv, trials[first + i].params, target);
+          lower::assemble(k.ptx, target, k.cubin);  // where ptxas fails, the driver's JIT takes the PTX
+          ptx[i] = std::move(k);
         } catch (const std::exception& e) {
           errors[i] = e.what();
         }

@@ -24,11 +24,11 @@ struct KernelCacheStats {
 KernelCacheStats kernel_cache_stats();
 std::string kernel_cache_directory();
 
-// The GEMM kernels for the problem, from the cache or emitted (and assembled with ptxas into a cubin
+// The GEMM (CONV) kernels for the problem, from the cache or emitted (and assembled with ptxas into a cubin
 // when `cubin` is set and ptxas is installed) and then stored.
 lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmParams& params,
                                      const lower::Target& target, lower::SplitMode mode, bool cubin);
 lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvParams& params,
-                                     const lower::ConvEpilogue& epilogue, const lower::Target& target);
+                                     const lower::ConvEpilogue& epilogue, const lower::Target& target, bool cubin);
 
 }  // namespace isaac

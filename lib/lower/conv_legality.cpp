@@ -18,25 +18,24 @@ namespace isaac::lower {
 
 namespace {
 
-Legality no(std::string reason) { return {false, std::move(reason)}; }
-
 // (x & (x - 1)): std::has_single_bit calls libgcc's popcount without -mpopcnt, and the searches
 // check a million sets.
 bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 // Can a tile of `contiguous` x `other` elements be loaded by `threads` threads, `along` of them side
 // by side on the contiguous axis, each reading `vec` elements at once?
+template <bool Explain>
 Legality check_load_layout(const char* tile, const char* l, const char* v, int contiguous, int other, int threads,
                            int along, int vec) {
   if (along <= 0 || threads % along != 0)
-    return no(fmt::format("{}={} must divide the {} threads of a block", l, along, threads));
+    return no<Explain>("{}={} must divide the {} threads of a block", l, along, threads);
   if (contiguous % (along * vec) != 0)
-    return no(fmt::format("{}={} threads x {}={} elements must divide the {} contiguous elements of the {} tile", l,
-                          along, v, vec, contiguous, tile));
+    return no<Explain>("{}={} threads x {}={} elements must divide the {} contiguous elements of the {} tile", l,
+                          along, v, vec, contiguous, tile);
   if (other % (threads / along) != 0)
-    return no(fmt::format("the {} threads not along the contiguous axis ({} / {}={}) must divide the other extent {} "
+    return no<Explain>("the {} threads not along the contiguous axis ({} / {}={}) must divide the other extent {} "
                           "of the {} tile",
-                          threads / along, threads, l, along, other, tile));
+                          threads / along, threads, l, along, other, tile);
   return {};
 }
 
@@ -65,54 +64,59 @@ int conv_shared_bytes(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
   return conv_layout(dtype, in_red, f_k, p).shared_bytes(g);
 }
 
-Legality check_conv_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p, const DeviceLimits& device) {
+namespace {
+
+template <bool Explain>
+Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p, const DeviceLimits& device) {
   if (dtype == ir::DType::bf16)
-    return no("bf16 CONV needs the tensor-core template, which is not available yet: use f16, f32 or f64");
+    return no<Explain>("bf16 CONV needs the tensor-core template, which is not available yet: use f16, f32 or f64");
   for (auto [name, value] : {std::pair{"PL", p.pl}, {"KL", p.kl}, {"PS", p.ps}, {"KS", p.ks}, {"U", p.u},
                              {"CS", p.cs}, {"CL", p.cl}, {"CG", p.cg}, {"VI", p.vi}, {"VF", p.vf}})
-    if (!power_of_two(value)) return no(fmt::format("{}={} must be a power of two", name, value));
-  if (p.db != 0 && p.db != 1) return no(fmt::format("DB={} must be 0 or 1", p.db));
-  if (auto r = check_tensor_core_tiling<true>(dtype, conv_as_gemm(p), device, conv_keys); !r) return r;
-  if (p.pl % p.ps) return no(fmt::format("PS={} must divide PL={}", p.ps, p.pl));
-  if (p.kl % p.ks) return no(fmt::format("KS={} must divide KL={}", p.ks, p.kl));
+    if (!power_of_two(value)) return no<Explain>("{}={} must be a power of two", name, value);
+  if (p.db != 0 && p.db != 1) return no<Explain>("DB={} must be 0 or 1", p.db);
+  if (auto r = check_tensor_core_tiling<Explain>(dtype, conv_as_gemm(p), device, conv_keys); !r) return r;
+  if (p.pl % p.ps) return no<Explain>("PS={} must divide PL={}", p.ps, p.pl);
+  if (p.kl % p.ks) return no<Explain>("KS={} must divide KL={}", p.ks, p.kl);
   if (p.u % (p.cl * p.cs))
-    return no(fmt::format("CL={} x CS={} must divide U={}: each warp group takes U/CL steps, CS at a time", p.cl, p.cs,
-                          p.u));
+    return no<Explain>("CL={} x CS={} must divide U={}: each warp group takes U/CL steps, CS at a time", p.cl, p.cs,
+                          p.u);
   GemmLayout l = conv_layout(dtype, in_red, f_k, p);
   if (l.threads % 32)
-    return no(fmt::format("(PL/PS)x(KL/KS)xCL = {} threads is not a whole number of warps", l.threads));
+    return no<Explain>("(PL/PS)x(KL/KS)xCL = {} threads is not a whole number of warps", l.threads);
   if (l.threads > device.max_threads_per_block)
-    return no(fmt::format("{} threads per block exceed the device's {}", l.threads, device.max_threads_per_block));
+    return no<Explain>("{} threads per block exceed the device's {}", l.threads, device.max_threads_per_block);
   for (auto [name, v] : {std::pair{"VI", p.vi}, {"VF", p.vf}})
-    if (v * l.elem > 16) return no(fmt::format("{}={} exceeds 16-byte loads for {}-byte elements", name, v, l.elem));
-  if (auto r = check_load_layout("input", "LI", "VI", l.ca, l.oa, l.threads, p.li, p.vi); !r) return r;
-  if (auto r = check_load_layout("filter", "LF", "VF", l.cb, l.ob, l.threads, p.lf, p.vf); !r) return r;
+    if (v * l.elem > 16) return no<Explain>("{}={} exceeds 16-byte loads for {}-byte elements", name, v, l.elem);
+  if (auto r = check_load_layout<Explain>("input", "LI", "VI", l.ca, l.oa, l.threads, p.li, p.vi); !r) return r;
+  if (auto r = check_load_layout<Explain>("filter", "LF", "VF", l.cb, l.ob, l.threads, p.lf, p.vf); !r) return r;
   if (int smem = l.shared_bytes(conv_as_gemm(p)); smem > device.max_shared_per_block)
-    return no(fmt::format("{} bytes of shared memory exceed the device's {} per block", smem,
-                          device.max_shared_per_block));
+    return no<Explain>("{} bytes of shared memory exceed the device's {} per block", smem,
+                          device.max_shared_per_block);
   // ptxas spills rather than exceed a thread's share of the register file. In a ptxas sweep of 378
   // register-heavy sets (sm_80 and sm_90), the sets that spilled had CL > 1 with 128 accumulators, or
   // an estimate within 6 registers of the budget.
   if (p.cl > 1 && p.ps * p.ks >= 128)
-    return no(fmt::format("CL={} with PS x KS = {} accumulators per thread: ptxas spills such sets (use a smaller "
+    return no<Explain>("CL={} with PS x KS = {} accumulators per thread: ptxas spills such sets (use a smaller "
                           "PS x KS)",
-                          p.cl, p.ps * p.ks));
+                          p.cl, p.ps * p.ks);
   int registers = estimate_conv_registers(dtype, in_red, f_k, p);
   int budget = std::min(device.max_registers_per_thread, device.registers_per_block / l.threads / 8 * 8);
   if (registers + 8 > budget)
-    return no(fmt::format("an estimated {} registers per thread (+8 of margin) exceed the budget of {} for {} threads",
-                          registers, budget, l.threads));
+    return no<Explain>("an estimated {} registers per thread (+8 of margin) exceed the budget of {} for {} threads",
+                          registers, budget, l.threads);
   return {};
 }
 
-Legality check_conv(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue, const DeviceLimits& device) {
+template <bool Explain>
+Legality check_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue,
+                       const DeviceLimits& device) {
   for (auto [name, x] : {std::pair{"n", v.n}, {"c", v.c}, {"h", v.h}, {"w", v.w}, {"k", v.k}, {"p", v.p}, {"q", v.q},
                          {"r", v.r}, {"s", v.s}, {"stride_h", v.stride_h}, {"stride_w", v.stride_w},
                          {"dilation_h", v.dilation_h}, {"dilation_w", v.dilation_w}})
-    if (x < 1) return no(fmt::format("CONV extent {}={} must be positive: {}", name, x, ir::to_string(v)));
-  if (v.pad_h < 0 || v.pad_w < 0) return no(fmt::format("negative padding is not supported: {}", ir::to_string(v)));
+    if (x < 1) return no<Explain>("CONV extent {}={} must be positive: {}", name, x, ir::to_string(v));
+  if (v.pad_h < 0 || v.pad_w < 0) return no<Explain>("negative padding is not supported: {}", ir::to_string(v));
   bool in_red = conv_input_reduction_contiguous(v), f_k = conv_filter_k_contiguous(v);
-  if (auto r = check_conv_params(v.dtype, in_red, f_k, p, device); !r) return r;
+  if (auto r = check_params<Explain>(v.dtype, in_red, f_k, p, device); !r) return r;
   int elem = static_cast<int>(ir::size_of(v.dtype));
   const auto& is = v.input_strides;
   const auto& fs = v.filter_strides;
@@ -120,17 +124,17 @@ Legality check_conv(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& 
   // 32-bit index arithmetic: the LUT holds 32-bit input offsets.
   constexpr std::int64_t i32max = std::numeric_limits<std::int32_t>::max();
   std::int64_t npq = v.n * v.p * v.q, crs = v.c * v.r * v.s;
-  if (npq > i32max || crs > i32max || v.k > i32max) return no("N*P*Q, K and C*R*S must each fit in 32 bits");
+  if (npq > i32max || crs > i32max || v.k > i32max) return no<Explain>("N*P*Q, K and C*R*S must each fit in 32 bits");
   if (std::int64_t in_span = span({v.n, v.c, v.h, v.w}, is); in_span > i32max)
-    return no(fmt::format("the input spans {} elements: the look-up table holds 32-bit offsets (< 2^31)", in_span));
+    return no<Explain>("the input spans {} elements: the look-up table holds 32-bit offsets (< 2^31)", in_span);
   if (v.h + v.pad_h > (1 << 28) || v.w + v.pad_w > (1 << 28) || (v.p * v.stride_h) > (1 << 28) ||
       (v.q * v.stride_w) > (1 << 28) || (v.r * v.dilation_h) > (1 << 28) || (v.s * v.dilation_w) > (1 << 28))
-    return no("image coordinates must stay below 2^28");
+    return no<Explain>("image coordinates must stay below 2^28");
   for (auto [name, x] : {std::pair{"input", is[0]}, {"input", is[1]}, {"input", is[2]}, {"input", is[3]},
                          {"filter", fs[0]}, {"filter", fs[1]}, {"filter", fs[2]}, {"filter", fs[3]},
                          {"output", v.output_strides[0]}, {"output", v.output_strides[1]},
                          {"output", v.output_strides[2]}, {"output", v.output_strides[3]}})
-    if (x < 0) return no(fmt::format("negative {} strides are not supported", name));
+    if (x < 0) return no<Explain>("negative {} strides are not supported", name);
 
   // The filter is a matrix over (k, j): its reduction dimensions must nest densely in the kernel's
   // reduction order, (c, r, s) or (r, s, c) for KRSC.
@@ -138,60 +142,74 @@ Legality check_conv(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& 
   bool nested = rsc_order(v) ? (fs[3] == fj * v.c && fs[2] == fj * v.c * v.s)
                              : (fs[2] == fj * v.s && fs[1] == fj * v.s * v.r);
   if (!nested)
-    return no(fmt::format("the filter's strides ({}, {}, {}, {}) do not nest C, R, S densely in the {} order the {} "
+    return no<Explain>("the filter's strides ({}, {}, {}, {}) do not nest C, R, S densely in the {} order the {} "
                           "layout implies",
                           fs[0], fs[1], fs[2], fs[3], rsc_order(v) ? "(r, s, c)" : "(c, r, s)",
-                          ir::name(v.filter_layout)));
+                          ir::name(v.filter_layout));
   if ((f_k && fs[0] != 1) || (!f_k && fj != 1))
-    return no(fmt::format("the {} filter must be contiguous along {} (filter strides {}, {}, {}, {})",
-                          ir::name(v.filter_layout), f_k ? "k" : "the reduction", fs[0], fs[1], fs[2], fs[3]));
+    return no<Explain>("the {} filter must be contiguous along {} (filter strides {}, {}, {}, {})",
+                          ir::name(v.filter_layout), f_k ? "k" : "the reduction", fs[0], fs[1], fs[2], fs[3]);
   // The input's contiguous axis: c for NHWC, n for CHWN, w (the pixels, q fastest) for NCHW.
   if (in_red && is[1] != 1)
-    return no(fmt::format("the NHWC input must be contiguous along c (input strides {}, {}, {}, {})", is[0], is[1],
-                          is[2], is[3]));
+    return no<Explain>("the NHWC input must be contiguous along c (input strides {}, {}, {}, {})", is[0], is[1],
+                          is[2], is[3]);
 
   if (p.vi > 1) {
     if (v.input_layout == ir::ImageLayout::nchw)
-      return no(fmt::format("VI={} must be 1 for an NCHW input: consecutive output pixels have different padding "
+      return no<Explain>("VI={} must be 1 for an NCHW input: consecutive output pixels have different padding "
                             "masks and strides",
-                            p.vi));
+                            p.vi);
     // Vectors run along c (NHWC) or n (CHWN): that extent, every other input stride, and the
     // address must be multiples of the vector.
     std::int64_t extent = in_red ? v.c : v.n;
     const char* axis = in_red ? "C" : "N";
     if (!in_red && is[0] != 1)
-      return no(fmt::format("VI={} needs a CHWN input contiguous along n (strides {}, {}, {}, {})", p.vi, is[0], is[1],
-                            is[2], is[3]));
-    if (extent % p.vi) return no(fmt::format("VI={} must divide {}={}", p.vi, axis, extent));
+      return no<Explain>("VI={} needs a CHWN input contiguous along n (strides {}, {}, {}, {})", p.vi, is[0], is[1],
+                            is[2], is[3]);
+    if (extent % p.vi) return no<Explain>("VI={} must divide {}={}", p.vi, axis, extent);
     for (int d = 0; d < 4; ++d)
       if (d != (in_red ? 1 : 0) && is[d] % p.vi)
-        return no(fmt::format("VI={} must divide every other input stride; stride {} of dimension {} is not a multiple",
-                              p.vi, is[d], "nchw"[d]));
+        return no<Explain>("VI={} must divide every other input stride; stride {} of dimension {} is not a multiple",
+                              p.vi, is[d], "nchw"[d]);
     if (v.align_input % (p.vi * elem))
-      return no(fmt::format("VI={} needs a {}-byte aligned input, which is only {}-byte aligned", p.vi, p.vi * elem,
-                            v.align_input));
+      return no<Explain>("VI={} needs a {}-byte aligned input, which is only {}-byte aligned", p.vi, p.vi * elem,
+                            v.align_input);
   }
   if (p.vf > 1) {
     std::int64_t extent = f_k ? v.k : crs;
     std::int64_t other = f_k ? fj : fs[0];
     if (extent % p.vf)
-      return no(fmt::format("VF={} must divide {}={}", p.vf, f_k ? "K" : "C*R*S", extent));
+      return no<Explain>("VF={} must divide {}={}", p.vf, f_k ? "K" : "C*R*S", extent);
     if (other % p.vf)
-      return no(fmt::format("VF={} must divide the filter's {} stride {}", p.vf, f_k ? "reduction" : "k", other));
+      return no<Explain>("VF={} must divide the filter's {} stride {}", p.vf, f_k ? "reduction" : "k", other);
     if (v.align_filter % (p.vf * elem))
-      return no(fmt::format("VF={} needs a {}-byte aligned filter, which is only {}-byte aligned", p.vf, p.vf * elem,
-                            v.align_filter));
+      return no<Explain>("VF={} needs a {}-byte aligned filter, which is only {}-byte aligned", p.vf, p.vf * elem,
+                            v.align_filter);
   }
   std::int64_t tiles = (crs + p.u - 1) / p.u;
   if (p.cg > 1 && p.cg > tiles)
-    return no(fmt::format("CG={} splits C*R*S={} into more pieces than its {} tiles of U={}", p.cg, crs, tiles, p.u));
-  if (p.cg > 65535) return no("CG is limited to 65535 (grid y)");
+    return no<Explain>("CG={} splits C*R*S={} into more pieces than its {} tiles of U={}", p.cg, crs, tiles, p.u);
+  if (p.cg > 65535) return no<Explain>("CG is limited to 65535 (grid y)");
   if (p.cg > 1 && epilogue.relu)
-    return no(fmt::format("CG={} adds partial sums with atomics, so the result cannot pass through relu: use CG=1",
-                          p.cg));
+    return no<Explain>("CG={} adds partial sums with atomics, so the result cannot pass through relu: use CG=1",
+                          p.cg);
   std::int64_t blocks = ((npq + p.pl - 1) / p.pl) * ((v.k + p.kl - 1) / p.kl);
-  if (blocks > i32max) return no(fmt::format("{} tiles exceed the grid's x limit", blocks));
+  if (blocks > i32max) return no<Explain>("{} tiles exceed the grid's x limit", blocks);
   return {};
+}
+
+}  // namespace
+
+Legality check_conv_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p, const DeviceLimits& device) {
+  return check_params<true>(dtype, in_red, f_k, p, device);
+}
+
+Legality check_conv(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue, const DeviceLimits& device) {
+  return check_problem<true>(v, p, epilogue, device);
+}
+
+bool conv_legal(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue, const DeviceLimits& device) {
+  return check_problem<false>(v, p, epilogue, device).legal;
 }
 
 std::vector<ConvLutEntry> conv_lookup_table(const ir::Conv& v, const ConvParams& p) {
@@ -296,10 +314,10 @@ std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& 
                       for (int db : buffers) {
                         p.u = u, p.cs = cs, p.vi = vi, p.vf = vf, p.db = db, p.cg = 1;
                         fit_conv_load_layouts(problem, p);
-                        if (!check_conv(problem, p, epilogue, device)) continue;
+                        if (!conv_legal(problem, p, epilogue, device)) continue;
                         for (int cg : splits) {
                           p.cg = cg;
-                          if (check_conv(problem, p, epilogue, device)) out.push_back(p);
+                          if (conv_legal(problem, p, epilogue, device)) out.push_back(p);
                         }
                       }
             }

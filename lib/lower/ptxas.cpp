@@ -71,7 +71,7 @@ PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::s
     cubin->assign(std::istreambuf_iterator<char>(in), {});
   }
   std::filesystem::remove(out_path);
-  if (status == 127 || report.log.find("not found") != std::string::npos && status != 0 && report.log.size() < 200)
+  if (status == 127 || (report.log.find("not found") != std::string::npos && status != 0 && report.log.size() < 200))
     throw Error("cannot run ptxas ('" + ptxas_command() + "'): put the CUDA toolkit's bin on PATH or set ISAAC_PTXAS");
   report.ok = status == 0;
   // ptxas -v prints one block per function; keep the block of the requested kernel.
@@ -88,6 +88,20 @@ PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::s
   report.spill_loads = capture(block, std::regex(R"((\d+) bytes spill loads)"));
   report.shared_bytes = capture(block, std::regex(R"((\d+) bytes smem)"));
   return report;
+}
+
+std::string assemble(const std::string& ptx, const Target& target, std::vector<char>& cubin) {
+  cubin.clear();
+  if (!ptxas_available()) return {};
+  try {
+    const PtxasReport report = run_ptxas(ptx, target, {}, &cubin);
+    if (report.ok) return {};
+    cubin.clear();
+    return "ptxas: " + report.log;
+  } catch (const std::exception& e) {
+    cubin.clear();
+    return std::string("ptxas: ") + e.what();
+  }
 }
 
 }  // namespace isaac::lower

@@ -3,6 +3,7 @@
 #include <isaac/tune/ensemble.hpp>
 #include <isaac/tune/search.hpp>
 
+#include "tune/float_net.hpp"
 #include "tune/select_best.hpp"
 
 #include <fmt/format.h>
@@ -38,13 +39,18 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   local.legal_sets = space.size();
   start = std::chrono::steady_clock::now();
   // An ensemble ranks the whole space with its first member, then itself over that member's best.
-  const Mlp ranker = model.ensemble > 1 ? first_member(model.mlp, model.ensemble) : Mlp();
-  const Mlp& net = model.ensemble > 1 ? ranker : model.mlp;
-  std::vector<double> score(space.size());
+  const FloatNet net = float_net(model.ensemble > 1 ? first_member(model.mlp, model.ensemble) : model.mlp);
+  const Eigen::Index inputs = model.mlp.inputs();
+  const int hidden = int(net.first.rows());
+  const MatrixF by_input = net.first;  // column-major: input f's weights are contiguous
+  std::vector<float> score(space.size());
+  // In chunks, so that the feature rows stay in cache and no large buffer is allocated.
   for (size_t from = 0; from < space.size(); from += 4096) {
     const size_t n = std::min<size_t>(4096, space.size() - from);
     const auto x = conv_features(problem, std::span(space).subspan(from, n));
-    const auto y = net.predict(x.data(), n);
+    MatrixF z(hidden, Eigen::Index(n));
+    affine_rows(x.data(), n, int(inputs), by_input.data(), net.first_bias.data(), hidden, z.data());
+    const Eigen::RowVectorXf y = rest_of_network(net, z);
     std::copy(y.begin(), y.end(), score.begin() + std::ptrdiff_t(from));
   }
   std::vector<size_t> order(space.size());
@@ -56,14 +62,13 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   if (model.ensemble > 1) {
     std::vector<lower::ConvParams> pool;
     for (size_t i : order) pool.push_back(space[i]);
-    const auto x = conv_features(problem, pool);
-    const auto y = model.mlp.predict(x.data(), pool.size());
-    for (size_t j = 0; j < order.size(); ++j) score[order[j]] = y[j];
+    const Eigen::RowVectorXf y = float_scores(float_net(model.mlp), conv_features(problem, pool), inputs);
+    for (size_t j = 0; j < order.size(); ++j) score[order[j]] = y[Eigen::Index(j)];
     std::sort(order.begin(), order.end(), better);
   }
   const size_t keep = std::min<size_t>(size_t(top), order.size());
   std::vector<RankedConv> ranked;
-  for (size_t i = 0; i < keep; ++i) ranked.push_back({space[order[i]], std::exp(score[order[i]])});
+  for (size_t i = 0; i < keep; ++i) ranked.push_back({space[order[i]], std::exp(double(score[order[i]]) * model.mlp.target_scale + model.mlp.target_mean)});
   local.evaluate_ms = ms_since(start);
   if (report) *report = local;
   return ranked;

@@ -2,6 +2,7 @@
 // middle of writing, and the kernel cache (hits, atomic files, damaged files, the off switch).
 #include <isaac/error.hpp>
 #include <isaac/kernel_cache.hpp>
+#include <isaac/lower/ptxas.hpp>
 #include <isaac/tune/database.hpp>
 
 #include <doctest/doctest.h>
@@ -169,5 +170,35 @@ TEST_CASE("the kernel cache returns what was stored, survives damage, and can be
   CHECK(kernel_cache_stats().hits == after.hits);
   CHECK(kernel_cache_stats().misses == after.misses + 1);
   ::unsetenv("ISAAC_NO_CACHE");
+  ::unsetenv("ISAAC_KERNEL_CACHE_DIR");
+}
+
+TEST_CASE("the kernel cache keeps CONV cubins, and an entry without one is a miss when one is wanted") {
+  if (!lower::ptxas_available()) {
+    MESSAGE("skipped: ptxas is not installed (put the CUDA toolkit's bin on PATH or set ISAAC_PTXAS)");
+    return;
+  }
+  TempDir dir("conv-kernels");
+  ::setenv("ISAAC_KERNEL_CACHE_DIR", dir.path.c_str(), 1);
+  ::unsetenv("ISAAC_NO_CACHE");
+  const ir::Conv v = ir::dense_conv(ir::DType::f32, 2, 3, 9, 11, 8, 3, 3, 1, 1, 1, ir::ImageLayout::nchw,
+                                    ir::FilterLayout::kcrs);
+  const lower::ConvParams p = lower::parse_conv_params("PL=32,KL=16,PS=2,KS=2,U=8,VI=1,LI=32,LF=8");
+  const lower::Target target{90, false};
+  const KernelCacheStats before = kernel_cache_stats();
+  const lower::ConvKernel plain = cached_conv_kernel(v, p, {}, target, false);
+  CHECK(plain.cubin.empty());
+  const lower::ConvKernel assembled = cached_conv_kernel(v, p, {}, target, true);
+  REQUIRE_FALSE(assembled.cubin.empty());
+  CHECK(std::string(assembled.cubin.data(), 4) == "\x7f" "ELF");
+  const lower::ConvKernel warm = cached_conv_kernel(v, p, {}, target, true);
+  const KernelCacheStats after = kernel_cache_stats();
+  CHECK(after.misses == before.misses + 2);
+  CHECK(after.hits == before.hits + 1);
+  CHECK(warm.cubin == assembled.cubin);
+  CHECK(warm.ptx == plain.ptx);
+  // An entry with a cubin serves a caller that wants none.
+  CHECK(cached_conv_kernel(v, p, {}, target, false).ptx == plain.ptx);
+  CHECK(kernel_cache_stats().hits == after.hits + 1);
   ::unsetenv("ISAAC_KERNEL_CACHE_DIR");
 }

@@ -176,6 +176,32 @@ TEST_CASE("CONV legality against a problem: layouts, vectors, alignment, splits,
                        doctest::Contains("illegal CONV parameters"), InvalidArgument);
 }
 
+TEST_CASE("conv_legal agrees with check_conv, legal or not") {
+  std::mt19937_64 rng(9);
+  auto pick = [&](std::initializer_list<int> values) { return *(values.begin() + rng() % values.size()); };
+  const ir::Conv problems[] = {
+      ir::dense_conv(DType::f16, 3, 24, 17, 13, 40, 3, 3, 1, 1, 1, ImageLayout::nhwc, FilterLayout::krsc),
+      ir::dense_conv(DType::f32, 8, 5, 30, 31, 16, 5, 5, 2, 2, 1, ImageLayout::chwn, FilterLayout::crsk),
+      ir::dense_conv(DType::f64, 1, 7, 9, 9, 9, 3, 3, 1, 0, 2, ImageLayout::nchw, FilterLayout::kcrs)};
+  int legal = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const ir::Conv& v = problems[i % std::size(problems)];
+    ConvParams p;
+    p.pl = pick({16, 32, 64, 128, 256}), p.kl = pick({8, 16, 32, 64, 128});
+    p.ps = pick({1, 2, 3, 4, 8, 16}), p.ks = pick({1, 2, 4, 8, 16});
+    p.u = pick({4, 8, 16, 32}), p.cs = pick({1, 2}), p.cl = pick({1, 2, 4}), p.cg = pick({1, 2, 8, 64});
+    p.vi = pick({1, 2, 4, 8}), p.vf = pick({1, 2, 4, 8}), p.li = pick({1, 2, 4, 8, 16, 32}),
+    p.lf = pick({1, 2, 4, 8, 16, 32}), p.db = pick({0, 1}), p.tc = pick({0, 0, 1});
+    if (i % 3 == 0) lower::fit_conv_load_layouts(v, p);
+    const lower::ConvEpilogue epilogue{.relu = i % 5 == 0};
+    const Legality explained = lower::check_conv(v, p, epilogue);
+    REQUIRE(explained.legal == lower::conv_legal(v, p, epilogue));
+    if (explained.legal) ++legal;
+    else CHECK(!explained.reason.empty());
+  }
+  CHECK(legal > 100);
+}
+
 TEST_CASE("conv_space: tensor cores only for f16 and f64 on sm_80+, and every set is inside the space") {
   for (DType t : {DType::f32, DType::f16, DType::f64})
     for (int sm : {75, 90}) {

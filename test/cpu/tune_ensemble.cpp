@@ -158,6 +158,6 @@ TEST_CASE("the CONV search ranks with the first member, then the ensemble over t
   REQUIRE(ranked.size() == 10);
   for (size_t i = 0; i < ranked.size(); ++i) {
     CHECK(ranked[i].params == all[order[i]]);
-    CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(whole[order[i]])).epsilon(1e-12));
+    CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(whole[order[i]])).epsilon(1e-4));  // float search
   }
 }

@@ -2,8 +2,11 @@
 // legality verdict agrees with the explained one, and the search's scores and ranking are the
 // model's own predictions over the whole space.
 #include <isaac/error.hpp>
+#include <isaac/ir/conv.hpp>
 #include <isaac/ir/gemm.hpp>
+#include <isaac/lower/conv.hpp>
 #include <isaac/lower/gemm.hpp>
+#include <isaac/tune/conv_features.hpp>
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/heuristic.hpp>
 #include <isaac/tune/mlp.hpp>
@@ -113,6 +116,47 @@ TEST_CASE("the search ranks the whole space by the model's own predictions") {
       CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(predicted[order[i]])).epsilon(1e-4));
     }
     MESSAGE(fmt::format("hidden {}: {} legal sets, enumerated in {:.1f} ms, evaluated in {:.1f} ms",
+                        tune::hidden_to_string(hidden), report.legal_sets, report.enumerate_ms, report.evaluate_ms));
+  }
+}
+
+TEST_CASE("the CONV search ranks the whole space by the model's own predictions") {
+  const ir::Conv v = ir::dense_conv(ir::DType::f16, 3, 24, 17, 13, 40, 3, 3, 1, 1, 1, ir::ImageLayout::nhwc,
+                                    ir::FilterLayout::krsc);
+  const auto all = lower::conv_space(v);
+  const auto x = conv_features(v, all);
+  for (const std::vector<int>& hidden : {std::vector<int>{32}, std::vector<int>{16, 8}}) {
+    Model model;
+    model.template_name = "conv";
+    model.features = conv_feature_names();
+    model.mlp = Mlp(int(model.features.size()), hidden, 5);
+    Samples s;
+    s.features = int(model.features.size());
+    for (size_t i = 0; i < all.size(); i += all.size() / 500 + 1) {
+      s.x.insert(s.x.end(), x.begin() + std::ptrdiff_t(i * size_t(s.features)),
+                 x.begin() + std::ptrdiff_t((i + 1) * size_t(s.features)));
+      s.y.push_back(1.0);
+    }
+    model.mlp.fit_normalisation(s);
+    model.mlp.target_mean = 1.5, model.mlp.target_scale = 0.7;
+    const auto predicted = model.mlp.predict(x.data(), all.size());
+    std::vector<size_t> order(all.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return predicted[a] > predicted[b]; });
+
+    SearchReport report;
+    const auto ranked = rank_conv_space(v, {}, {}, model, 20, &report);
+    CAPTURE(tune::hidden_to_string(hidden));
+    REQUIRE(ranked.size() == 20);
+    CHECK(report.legal_sets == all.size());
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      // The model's prediction for that set, and the i-th best of the whole space (float against double).
+      const double own = std::exp(model.mlp.predict(conv_features(v, ranked[i].params).data(), 1)[0]);
+      CHECK(ranked[i].predicted_tflops == doctest::Approx(own).epsilon(1e-4));
+      CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(predicted[order[i]])).epsilon(1e-4));
+      if (i) CHECK(ranked[i].predicted_tflops <= ranked[i - 1].predicted_tflops);
+    }
+    MESSAGE(fmt::format("CONV, hidden {}: {} legal sets, enumerated in {:.1f} ms, evaluated in {:.1f} ms",
                         tune::hidden_to_string(hidden), report.legal_sets, report.enumerate_ms, report.evaluate_ms));
   }
 }

@@ -120,7 +120,7 @@ void report_conv(const std::string& problems_path, const std::string& winners_pa
         if (space.empty()) throw InvalidArgument("no legal CONV parameters for " + ir::to_string(conv));
         params = space.front();
       }
-      auto kernel = cached_conv_kernel(conv, params, {}, target);
+      auto kernel = cached_conv_kernel(conv, params, {}, target, false);
       auto [regs, spills] = resources(kernel.ptx, target, kernel.main_name, 0);
       fmt::print("{:<4} {:<7} {:>3} {:>4} {:>4} {:>5} {:>5} {:>2}x{:<2} {:<10} {:<9} {:>4} {:>6} {:>4} {:>6} {:>7.1f}  {}\n", dtype,
                  row["name"], n, p, q, k, c, r, s, layout, source, kernel.threads,

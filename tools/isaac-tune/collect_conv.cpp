@@ -1,12 +1,12 @@
 // The CONV side of `isaac-tune collect --template conv`: the plan of collect_conv_plan.hpp (random
-// DeepBench-like inputs, parameter sets uniform over the legal space), emission on the workers
-// (plus ptxas for the resource columns with --compile-only: CompiledConv loads PTX through the
-// driver's JIT, so a GPU run assembles on the GPU thread), ConvGpuRunner on the GPU thread.
+// DeepBench-like inputs, parameter sets uniform over the legal space), emission then ptxas to a
+// cubin on the workers (without ptxas, or where it fails on a GPU run, the driver's JIT loads the
+// PTX), ConvGpuRunner on the GPU thread.
+#include "collect_assemble.hpp"
 #include "collect_conv_gpu.hpp"
 #include "collect_template.hpp"
 
 #include <isaac/error.hpp>
-#include <isaac/lower/ptxas.hpp>
 
 #include <fmt/format.h>
 
@@ -21,7 +21,8 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 
 class ConvJob : public Job {
  public:
-  ConvJob(ConvPlanRow plan, ConvGpuRunner* gpu) : plan_(std::move(plan)), gpu_(gpu) {
+  ConvJob(ConvPlanRow plan, ConvGpuRunner* gpu, std::atomic<std::uint64_t>& ptxas_fallbacks)
+      : plan_(std::move(plan)), gpu_(gpu), ptxas_fallbacks_(ptxas_fallbacks) {
     row.index = plan_.index;
     row.problem = problem_columns(plan_.problem);
     row.params = plan_.params ? plan_.params->str() : std::string{};
@@ -52,22 +53,7 @@ class ConvJob : public Job {
       row.status = "compile";
       row.reason = std::string("emission: ") + e.what();
     }
-    // The resources without a GPU; a GPU run reads them from the module the driver loads.
-    if (row.status.empty() && settings.compile_only && settings.ptxas) {
-      try {
-        const auto report = lower::run_ptxas(kernel_.ptx, settings.target, kernel_.main_name);
-        if (!report.ok) {
-          row.status = "compile";
-          row.reason = "ptxas: " + report.log;
-        } else {
-          row.registers = report.registers;
-          row.local_bytes = report.stack_bytes;
-        }
-      } catch (const std::exception& e) {
-        row.status = "compile";
-        row.reason = std::string("ptxas: ") + e.what();
-      }
-    }
+    if (row.status.empty()) assemble_on_worker(kernel_.ptx, kernel_.main_name, settings, kernel_.cubin, row, ptxas_fallbacks_);
     if (!row.status.empty() || settings.compile_only) kernel_ = {};
     row.compile_ms = ms_since(start);
   }
@@ -80,6 +66,7 @@ class ConvJob : public Job {
  private:
   ConvPlanRow plan_;
   ConvGpuRunner* gpu_;
+  std::atomic<std::uint64_t>& ptxas_fallbacks_;
   lower::ConvKernel kernel_;
 };
 
@@ -90,20 +77,21 @@ class ConvCollector : public Collector {
   std::string signature() const override { return plan_.options().signature(); }
   std::uint64_t next_index() const override { return plan_.next_index(); }
   std::unique_ptr<Job> next(bool stored) override {
-    return std::make_unique<ConvJob>(plan_.next(!stored), gpu_.get());
+    return std::make_unique<ConvJob>(plan_.next(!stored), gpu_.get(), ptxas_fallbacks_);
   }
   void open_gpu(const GpuOptions& options, RowWriter& writer) override {
     gpu_ = std::make_unique<ConvGpuRunner>(options, writer);
   }
   std::uint64_t checks() const override { return gpu_ ? gpu_->checks() : 0; }
   std::string compile_steps(const CompileSettings& settings) const override {
-    if (!settings.compile_only) return "emission: the driver's JIT loads the PTX on the GPU thread";
-    return settings.ptxas ? "emission + ptxas (for the resources)" : "emission only (no ptxas)";
+    return settings.ptxas ? "emission + ptxas to a cubin" : "emission only: the driver's JIT loads the PTX (no ptxas)";
   }
+  std::string notes() const override { return fallback_note(ptxas_fallbacks_); }
 
  private:
   ConvPlan plan_;
   std::unique_ptr<ConvGpuRunner> gpu_;
+  std::atomic<std::uint64_t> ptxas_fallbacks_{0};
 };
 
 }  // namespace

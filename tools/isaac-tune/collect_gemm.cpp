@@ -1,6 +1,7 @@
 // The GEMM side of `isaac-tune collect`: the plan of collect_plan.hpp (random inputs, parameter sets
 // from the learned sampler or uniform), emission then ptxas to a cubin on the workers (without ptxas,
 // or where it fails on a GPU run, the driver's JIT loads the PTX), GpuRunner on the GPU thread.
+#include "collect_assemble.hpp"
 #include "collect_template.hpp"
 
 #include <isaac/error.hpp>
@@ -31,9 +32,7 @@ class GemmJob : public Job {
     shape = plan_.shape;
   }
 
-  // Emission, then ptxas to a cubin where it is installed. On a GPU run, a kernel that ptxas fails on
-  // keeps its PTX for the driver's JIT, so that a ptxas older than the PTX that LLVM writes costs
-  // speed, not the run; the first such failure is reported on stderr and the summary counts them.
+  // Emission, then ptxas to a cubin where it is installed (assemble_on_worker).
   void compile(const CompileSettings& settings) override {
     if (!plan_.params) {
       row.status = "illegal";
@@ -55,30 +54,7 @@ class GemmJob : public Job {
       row.status = "compile";
       row.reason = std::string("emission: ") + e.what();
     }
-    if (row.status.empty() && settings.ptxas) {
-      std::string failure;
-      try {
-        const auto report = lower::run_ptxas(kernel_.ptx, settings.target, kernel_.main_name, &kernel_.cubin);
-        if (!report.ok) {
-          failure = "ptxas: " + report.log;
-        } else {
-          row.registers = report.registers;
-          row.local_bytes = report.stack_bytes;
-        }
-      } catch (const std::exception& e) {
-        failure = std::string("ptxas: ") + e.what();
-      }
-      if (!failure.empty() && !settings.compile_only) {
-        kernel_.cubin.clear();
-        if (ptxas_fallbacks_++ == 0)
-          fmt::print(stderr,
-                     "\nisaac-tune collect: {} (plan row {}); this and later such kernels go to the driver's JIT\n",
-                     one_line(failure, 400), plan_.index);
-      } else if (!failure.empty()) {
-        row.status = "compile";
-        row.reason = failure;
-      }
-    }
+    if (row.status.empty()) assemble_on_worker(kernel_.ptx, kernel_.main_name, settings, kernel_.cubin, row, ptxas_fallbacks_);
     if (!row.status.empty()) kernel_ = {};
     row.compile_ms = ms_since(start);
   }
@@ -113,10 +89,7 @@ class GemmCollector : public Collector {
     return settings.ptxas ? "emission + ptxas to a cubin" : "emission only: the driver's JIT loads the PTX (no ptxas)";
   }
   std::string notes() const override {
-    return ptxas_fallbacks_ ? fmt::format("  ptxas failed on {} kernels, which were loaded through the driver's JIT "
-                                          "instead\n",
-                                          ptxas_fallbacks_.load())
-                            : std::string{};
+    return fallback_note(ptxas_fallbacks_);
   }
 
  private:

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -121,10 +122,7 @@ int run_focus(const FocusFlags& f) {
           Candidate& c = batch.candidates[i];
           try {
             lower::GemmKernel k = lower::emit_gemm(g, c.params, target);
-            if (lower::ptxas_available()) {
-              auto report = lower::run_ptxas(k.ptx, target, k.main_name, &k.cubin);
-              if (!report.ok) k.cubin.clear();  // the driver's JIT takes the PTX
-            }
+            lower::assemble(k.ptx, target, k.cubin);  // where ptxas fails, the driver's JIT takes the PTX
             c.kernel = std::move(k);
           } catch (const std::exception& e) {
             c.error = e.what();
@@ -145,11 +143,20 @@ int run_focus(const FocusFlags& f) {
   runtime::Stream stream;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  std::future<Batch> pending = std::async(std::launch::async, prepare, random_problem(rng, dtypes, f.max_mnk, f.aligned_share), rng());
+  // Two inputs prepared ahead (searched, emitted, assembled) while the GPU times the current one: one
+  // input's compilation takes longer than its timing.
+  std::deque<std::future<Batch>> pending;
+  auto prepare_next = [&] {
+    const ir::Gemm g = random_problem(rng, dtypes, f.max_mnk, f.aligned_share);
+    pending.push_back(std::async(std::launch::async, prepare, g, rng()));
+  };
+  prepare_next();
+  prepare_next();
   std::size_t timed = 0, failed = 0, shapes = 0;
   while (!interrupted && elapsed() < f.seconds) {
-    Batch batch = pending.get();
-    pending = std::async(std::launch::async, prepare, random_problem(rng, dtypes, f.max_mnk, f.aligned_share), rng());
+    Batch batch = pending.front().get();
+    pending.pop_front();
+    prepare_next();
     const ir::Gemm& g = batch.problem;
     const std::size_t elem = ir::size_of(g.dtype);
     runtime::Buffer a(elem * std::size_t(g.m * g.k)), b(elem * std::size_t(g.k * g.n)), c(elem * std::size_t(g.m * g.n));
@@ -192,7 +199,7 @@ int run_focus(const FocusFlags& f) {
     fmt::print(stderr, "\r  {} shapes, {} kernels timed ({:.1f}/s), {} failed, {:.0f} s of {:.0f}   ", shapes, timed,
                double(timed) / elapsed(), failed, elapsed(), f.seconds);
   }
-  pending.wait();
+  for (auto& p : pending) p.wait();
   std::fclose(out);
   fmt::print(stderr, "\nisaac-tune focus: {} kernels timed on {} shapes, {} failed, in {:.0f} s; wrote {}\n", timed,
              shapes, failed, elapsed(), f.out);

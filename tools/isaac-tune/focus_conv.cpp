@@ -3,6 +3,7 @@
 #include <isaac/conv.hpp>
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
+#include <isaac/lower/ptxas.hpp>
 #include <isaac/runtime/timer.hpp>
 #include <isaac/tune/models.hpp>
 #include <isaac/tune/search.hpp>
@@ -12,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -103,7 +105,9 @@ int run_conv_focus(const ConvFocusFlags& f) {
     for (unsigned w = 0; w < std::max(1u, std::thread::hardware_concurrency()); ++w)
       workers.emplace_back([&] {
         for (size_t i; (i = next++) < batch.second.size();) try {
-            batch.second[i].kernel = lower::emit_conv(v, batch.second[i].params, target);
+            lower::ConvKernel k = lower::emit_conv(v, batch.second[i].params, target);
+            lower::assemble(k.ptx, target, k.cubin);  // where ptxas fails, the driver's JIT takes the PTX
+            batch.second[i].kernel = std::move(k);
           } catch (const std::exception& e) {
             batch.second[i].error = e.what();
           }
@@ -121,11 +125,20 @@ int run_conv_focus(const ConvFocusFlags& f) {
   runtime::Stream stream;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  auto pending = std::async(std::launch::async, prepare, random_conv(rng, dtypes, f.max_flops), rng());
+  // Two inputs prepared ahead (searched, emitted, assembled) while the GPU times the current one: one
+  // input's compilation takes longer than its timing.
+  std::deque<std::future<std::pair<ir::Conv, std::vector<Candidate>>>> pending;
+  auto prepare_next = [&] {
+    const ir::Conv v = random_conv(rng, dtypes, f.max_flops);
+    pending.push_back(std::async(std::launch::async, prepare, v, rng()));
+  };
+  prepare_next();
+  prepare_next();
   std::size_t timed = 0, failed = 0, shapes = 0;
   while (elapsed() < f.seconds) {
-    auto [v, candidates] = pending.get();
-    pending = std::async(std::launch::async, prepare, random_conv(rng, dtypes, f.max_flops), rng());
+    auto [v, candidates] = pending.front().get();
+    pending.pop_front();
+    prepare_next();
     const std::size_t elem = ir::size_of(v.dtype);
     runtime::Buffer in(elem * std::size_t(v.n * v.c * v.h * v.w)), filter(elem * std::size_t(v.k * v.c * v.r * v.s)),
         output(elem * std::size_t(v.n * v.k * v.p * v.q));
@@ -169,7 +182,7 @@ int run_conv_focus(const ConvFocusFlags& f) {
     fmt::print(stderr, "\r  {} convolutions, {} kernels timed ({:.1f}/s), {} failed, {:.0f} s of {:.0f}   ", shapes,
                timed, double(timed) / elapsed(), failed, elapsed(), f.seconds);
   }
-  pending.wait();
+  for (auto& p : pending) p.wait();
   std::fclose(out);
   fmt::print(stderr, "\nisaac-tune focus --template conv: {} kernels timed on {} convolutions, {} failed, in {:.0f} s; "
                      "wrote {}\n",

@@ -65,6 +65,9 @@ bool conv_filter_k_contiguous(const ir::Conv& conv);
 // epilogue) and a device; when it says no, it says why.
 Legality check_conv(const ir::Conv& problem, const ConvParams& p, const ConvEpilogue& epilogue = {},
                     const DeviceLimits& device = {});
+// check_conv's verdict without the reason (what the searches call, a million times per problem).
+bool conv_legal(const ir::Conv& problem, const ConvParams& p, const ConvEpilogue& epilogue = {},
+                const DeviceLimits& device = {});
 // The parameters alone, for a dtype and the two contiguity choices above.
 Legality check_conv_params(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
                            const ConvParams& p, const DeviceLimits& device = {});
@@ -87,6 +90,7 @@ std::vector<ConvLutEntry> conv_lookup_table(const ir::Conv& problem, const ConvP
 // beta == 0 never reads O (it may hold NaN).
 struct ConvKernel {
   std::string ptx;
+  std::vector<char> cubin;   // optional: machine code for the device, loaded instead of the PTX
   std::string main_name;
   std::string prepare_name;  // non-empty for CG > 1
   bool overlaps_previous = false;  // main waits (griddepcontrol.wait) for prepare: may overlap it (sm_90)

@@ -25,4 +25,9 @@ bool ptxas_available();
 PtxasReport run_ptxas(const std::string& ptx, const Target& target, const std::string& kernel = {},
                       std::vector<char>* cubin = nullptr);
 
+// Runs ptxas on `ptx` into `cubin` where ptxas is installed. Returns what went wrong, or nothing:
+// "" when the cubin was made or ptxas is not installed (cubin left empty: the driver's JIT loads the
+// PTX), else ptxas's complaint (cubin empty too; the caller says whether that is an error).
+std::string assemble(const std::string& ptx, const Target& target, std::vector<char>& cubin);
+
 }  // namespace isaac::lower

@@ -1,0 +1,43 @@
+#pragma once
+// The searches' form of a model: the network in float with the input normalisation folded into the
+// first layer, and the loops that score millions of parameter sets on one core (gemm_search.cpp,
+// conv_search.cpp).
+#include <isaac/tune/mlp.hpp>
+
+#include <Eigen/Dense>
+
+#include <cstddef>
+#include <vector>
+
+namespace isaac::tune {
+
+using MatrixF = Eigen::MatrixXf;
+using VectorF = Eigen::VectorXf;
+
+struct FloatNet {
+  MatrixF first;        // hidden x inputs, applied to raw features
+  VectorF first_bias;
+  std::vector<MatrixF> weights;  // the layers after the first
+  std::vector<VectorF> biases;
+};
+
+FloatNet float_net(const Mlp& mlp);
+
+// First-layer pre-activations of raw feature columns (inputs x n, from row-major rows).
+MatrixF first_layer(const FloatNet& net, const std::vector<double>& rows, Eigen::Index inputs);
+
+// The output (normalised log TFLOP/s) of first-layer pre-activations; z is overwritten.
+Eigen::RowVectorXf rest_of_network(const FloatNet& net, MatrixF& z);
+
+// The outputs of the whole network for raw feature rows (row-major, `inputs` each).
+Eigen::RowVectorXf float_scores(const FloatNet& net, const std::vector<double>& rows, Eigen::Index inputs);
+
+// out[r] = w x[r] + bias for raw feature rows x (doubles, `inputs` each): the first layer of many
+// sets. w is stored by input (w + f * hidden is input f's column), out by row (hidden floats each).
+void affine_rows(const double* x, std::size_t rows, int inputs, const float* w, const float* bias, int hidden,
+                 float* out);
+
+// w . relu(a + b) + bias over n hidden units: the GEMM search's inner loop.
+float hidden_score(const float* a, const float* b, const float* w, int n, float bias);
+
+}  // namespace isaac::tune
