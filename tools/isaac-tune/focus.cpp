@@ -34,6 +34,7 @@ struct FocusFlags {
   std::uint64_t seed = 7;
   double max_mnk = 0x1p34;
   double aligned_share = 0;
+  double square_share = 0;
 };
 
 double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1p-53; }
@@ -45,9 +46,13 @@ std::int64_t log_uniform(std::mt19937_64& rng, double lo, double hi) {
 // A dense GEMM like collect's: M, N in [16, 8192], K in [16, 16384] log-uniform, M*N*K capped. A
 // share `aligned` of them has M, N and K rounded up to multiples of 8, as many real problems do: only
 // those admit the 16-byte copies of every operand (and TC=2 at all).
-ir::Gemm random_problem(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes, double max_mnk, double aligned) {
+// A share `square` has M = N = K (LINPACK-like, the commonest GEMM of all), drawn log-uniform in
+// [16, 8192] under the same cap: independent draws make few of them.
+ir::Gemm random_problem(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes, double max_mnk, double aligned,
+                        double square) {
   for (;;) {
     std::int64_t m = log_uniform(rng, 16, 8192), n = log_uniform(rng, 16, 8192), k = log_uniform(rng, 16, 16384);
+    if (square > 0 && uniform01(rng) < square) n = k = m;
     if (double(m) * double(n) * double(k) > max_mnk) continue;
     const ir::DType t = dtypes[rng() % dtypes.size()];
     const unsigned layout = unsigned(rng() % 4);
@@ -135,8 +140,9 @@ int run_focus(const FocusFlags& f) {
 
   std::FILE* out = std::fopen(f.out.c_str(), "w");
   if (!out) throw InvalidArgument("cannot write " + f.out);
-  std::fprintf(out, "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d top=%d\n", info.name.c_str(),
-               (unsigned long long)f.seed, f.per_shape, f.best, f.top);
+  std::fprintf(out, "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d top=%d aligned-share=%g square-share=%g\n",
+               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.top, f.aligned_share,
+               f.square_share);
   std::fprintf(out, "dtype,suite,m,n,k,at,bt,params,status,median_ms,tflops,rank,predicted_tflops,reason,phase\n");
   std::signal(SIGINT, [](int) { interrupted = true; });
   std::signal(SIGTERM, [](int) { interrupted = true; });
@@ -147,7 +153,7 @@ int run_focus(const FocusFlags& f) {
   // input's compilation takes longer than its timing.
   std::deque<std::future<Batch>> pending;
   auto prepare_next = [&] {
-    const ir::Gemm g = random_problem(rng, dtypes, f.max_mnk, f.aligned_share);
+    const ir::Gemm g = random_problem(rng, dtypes, f.max_mnk, f.aligned_share, f.square_share);
     pending.push_back(std::async(std::launch::async, prepare, g, rng()));
   };
   prepare_next();
@@ -224,6 +230,9 @@ void add_focus_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", flags->seed, "random inputs and draws")->capture_default_str();
   cmd->add_option("--max-mnk", flags->max_mnk, "largest M*N*K")->capture_default_str();
   cmd->add_option("--aligned-share", flags->aligned_share, "share of the inputs with M, N and K multiples of 8")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--square-share", flags->square_share, "share of the inputs with M = N = K")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->callback([flags, &exit_code] {
