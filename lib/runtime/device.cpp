@@ -54,6 +54,10 @@ DeviceInfo device_info(int ordinal) {
   return info;
 }
 
+void block_on_waits(int ordinal) {
+  ISAAC_CU(cuDevicePrimaryCtxSetFlags, device_handle(ordinal), CU_CTX_SCHED_BLOCKING_SYNC);
+}
+
 ContextHandle use_device(int ordinal) {
   // Primary contexts are retained once per device for the life of the process: they are shared
   // with the CUDA runtime, so memory the user allocated with cudaMalloc is valid in them.

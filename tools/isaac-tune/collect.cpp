@@ -215,6 +215,7 @@ int run_collect(const CollectFlags& f) {
     std::string why;
     if (!runtime::driver_available(&why))
       throw DriverError(why + " (isaac-tune collect times kernels on the GPU; --compile-only only compiles them)");
+    runtime::block_on_waits(f.ordinal);  // the timing thread leaves the cores to the compile workers
     const runtime::DeviceInfo info = runtime::device_info(f.ordinal);
     device = device_limits(info);
     target = lower::target_for_compute_capability(info.compute_capability());

@@ -89,7 +89,10 @@ int run_focus(const FocusFlags& f) {
   }
   if (std::filesystem::exists(f.out))
     throw InvalidArgument(fmt::format("{} exists: give another --out (focus rounds are not resumed)", f.out));
-  runtime::use_device(0);  // a clear error without a driver, before any work
+  // A clear error without a driver, before any work; the timing thread leaves the cores to the
+  // compile workers.
+  runtime::block_on_waits(0);
+  runtime::use_device(0);
   const runtime::DeviceInfo info = runtime::device_info(0);
   const lower::DeviceLimits limits = device_limits(info);
   const lower::Target target = lower::target_for_compute_capability(info.compute_capability());

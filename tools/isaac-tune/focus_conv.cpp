@@ -75,6 +75,7 @@ int run_conv_focus(const ConvFocusFlags& f) {
   }
   if (std::filesystem::exists(f.out))
     throw InvalidArgument(fmt::format("{} exists: give another --out (focus rounds are not resumed)", f.out));
+  runtime::block_on_waits(0);  // the timing thread leaves the cores to the compile workers
   runtime::use_device(0);
   const runtime::DeviceInfo info = runtime::device_info(0);
   const lower::DeviceLimits limits = device_limits(info);

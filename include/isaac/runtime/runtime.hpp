@@ -51,6 +51,11 @@ DeviceInfo device_info(int ordinal = 0);
 // Makes the device's primary context current on the calling thread (retaining it once per process)
 // and returns it. Every other call below does this itself.
 ContextHandle use_device(int ordinal = 0);
+// Host threads that wait for this device sleep instead of spinning (CU_CTX_SCHED_BLOCKING_SYNC on
+// its primary context), for programs whose other threads need every core: isaac-tune collect and
+// focus compile on all of them while one thread times. Kernel times, taken with events, do not
+// change; a wait returns some microseconds later.
+void block_on_waits(int ordinal = 0);
 
 class Stream {
  public:
