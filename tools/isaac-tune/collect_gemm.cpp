@@ -5,13 +5,11 @@
 #include "collect_template.hpp"
 
 #include <isaac/error.hpp>
-#include <isaac/lower/ptxas.hpp>
 
 #include <fmt/format.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 
 namespace isaac::tune::cli {
 
