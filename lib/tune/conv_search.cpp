@@ -42,14 +42,13 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   const FloatNet net = float_net(model.ensemble > 1 ? first_member(model.mlp, model.ensemble) : model.mlp);
   const Eigen::Index inputs = model.mlp.inputs();
   const int hidden = int(net.first.rows());
-  const MatrixF by_input = net.first;  // column-major: input f's weights are contiguous
   std::vector<float> score(space.size());
   // In chunks, so that the feature rows stay in cache and no large buffer is allocated.
   for (size_t from = 0; from < space.size(); from += 4096) {
     const size_t n = std::min<size_t>(4096, space.size() - from);
     const auto x = conv_features(problem, std::span(space).subspan(from, n));
     MatrixF z(hidden, Eigen::Index(n));
-    affine_rows(x.data(), n, int(inputs), by_input.data(), net.first_bias.data(), hidden, z.data());
+    affine_rows(x.data(), n, int(inputs), net.first.data(), net.first_bias.data(), hidden, z.data());
     const Eigen::RowVectorXf y = rest_of_network(net, z);
     std::copy(y.begin(), y.end(), score.begin() + std::ptrdiff_t(from));
   }
@@ -68,7 +67,7 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   }
   const size_t keep = std::min<size_t>(size_t(top), order.size());
   std::vector<RankedConv> ranked;
-  for (size_t i = 0; i < keep; ++i) ranked.push_back({space[order[i]], std::exp(double(score[order[i]]) * model.mlp.target_scale + model.mlp.target_mean)});
+  for (size_t i = 0; i < keep; ++i) ranked.push_back({space[order[i]], predicted_tflops(model.mlp, score[order[i]])});
   local.evaluate_ms = ms_since(start);
   if (report) *report = local;
   return ranked;

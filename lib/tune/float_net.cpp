@@ -3,6 +3,7 @@
 #include <isaac/error.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace isaac::tune {
@@ -60,6 +61,10 @@ Eigen::RowVectorXf rest_of_network(const FloatNet& net, MatrixF& z) {
     z = std::move(next);
   }
   return z.row(0);
+}
+
+double predicted_tflops(const Mlp& mlp, float score) {
+  return std::exp(double(score) * mlp.target_scale + mlp.target_mean);
 }
 
 Eigen::RowVectorXf float_scores(const FloatNet& net, const std::vector<double>& rows, Eigen::Index inputs) {

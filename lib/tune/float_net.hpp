@@ -15,7 +15,7 @@ using MatrixF = Eigen::MatrixXf;
 using VectorF = Eigen::VectorXf;
 
 struct FloatNet {
-  MatrixF first;        // hidden x inputs, applied to raw features
+  MatrixF first;  // hidden x inputs, applied to raw features; column-major: an input's weights are contiguous
   VectorF first_bias;
   std::vector<MatrixF> weights;  // the layers after the first
   std::vector<VectorF> biases;
@@ -28,6 +28,9 @@ MatrixF first_layer(const FloatNet& net, const std::vector<double>& rows, Eigen:
 
 // The output (normalised log TFLOP/s) of first-layer pre-activations; z is overwritten.
 Eigen::RowVectorXf rest_of_network(const FloatNet& net, MatrixF& z);
+
+// TFLOP/s from an output of the network (normalised log TFLOP/s).
+double predicted_tflops(const Mlp& mlp, float score);
 
 // The outputs of the whole network for raw feature rows (row-major, `inputs` each).
 Eigen::RowVectorXf float_scores(const FloatNet& net, const std::vector<double>& rows, Eigen::Index inputs);

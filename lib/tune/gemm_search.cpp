@@ -58,11 +58,10 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   const Eigen::Index inputs = model.mlp.inputs();
   // In chunks, so that the feature rows stay in cache and no large buffer is allocated.
   MatrixF bases(net.first.rows(), Eigen::Index(space.bases.size()));
-  const MatrixF by_input = net.first;  // column-major: input f's weights are contiguous
   for (size_t from = 0; from < space.bases.size(); from += 2048) {
     const size_t n = std::min<size_t>(2048, space.bases.size() - from);
     const std::vector<double> x = gemm_features(problem, std::span(space.bases).subspan(from, n));
-    affine_rows(x.data(), n, int(inputs), by_input.data(), net.first_bias.data(), int(bases.rows()),
+    affine_rows(x.data(), n, int(inputs), net.first.data(), net.first_bias.data(), int(bases.rows()),
                 bases.col(Eigen::Index(from)).data());
   }
   // Per U: what KG and SW add to the first layer, measured on one base set with that U.
@@ -144,7 +143,6 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     p.kg = split.kg, p.sw = split.sw;
     sets.push_back(p);
   }
-  auto tflops = [&](float score) { return std::exp(double(score) * model.mlp.target_scale + model.mlp.target_mean); };
   std::vector<Ranked> ranked;
   if (model.ensemble > 1 && !sets.empty()) {
     const FloatNet whole = float_net(model.mlp);
@@ -155,9 +153,9 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return out[Eigen::Index(a)] > out[Eigen::Index(b)]; });
     order.resize(std::min(order.size(), size_t(top)));
-    for (size_t i : order) ranked.push_back({sets[i], tflops(out[Eigen::Index(i)])});
+    for (size_t i : order) ranked.push_back({sets[i], predicted_tflops(model.mlp, out[Eigen::Index(i)])});
   } else {
-    for (size_t i = 0; i < sets.size(); ++i) ranked.push_back({sets[i], tflops(scored[i].score)});
+    for (size_t i = 0; i < sets.size(); ++i) ranked.push_back({sets[i], predicted_tflops(model.mlp, scored[i].score)});
   }
   local.evaluate_ms = ms_since(start);
   if (report) *report = local;

@@ -13,9 +13,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <cmath>
 #include <csignal>
+#include <deque>
 #include <cstdio>
 #include <filesystem>
 #include <future>

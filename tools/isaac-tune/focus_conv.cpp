@@ -13,9 +13,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <future>
 #include <map>
