@@ -12,6 +12,7 @@
 #include <isaac/tune/mlp.hpp>
 #include <isaac/tune/model_file.hpp>
 #include <isaac/tune/search.hpp>
+#include <isaac/tune/split_siblings.hpp>
 #include <isaac/tune/spread.hpp>
 
 #include <doctest/doctest.h>
@@ -185,6 +186,31 @@ TEST_CASE("spread_over_tilings takes each tiling's best first, then the best set
   CHECK(tiling_of(p) == tiling_of(q));
   q.kg = 4;
   CHECK(tiling_of(p) != tiling_of(q));
+}
+
+TEST_CASE("grid_split_siblings: legal sets that differ only in KG, KG = 1 first, then the nearest splits") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 1024, 1024, 1024, false, true);
+  const lower::GemmParams best = lower::parse_gemm_params(
+      "ML=128,NL=64,MS=8,NS=8,U=16,KS=1,KL=1,KG=8,VA=4,VB=4,LA=32,LB=16,DB=1,SW=8,ACC=32,TC=0");
+  REQUIRE(lower::check_gemm(g, best));
+  auto kgs = [](const std::vector<lower::GemmParams>& sets) {
+    std::vector<int> out;
+    for (const auto& p : sets) out.push_back(p.kg);
+    return out;
+  };
+  const auto siblings = grid_split_siblings(g, best, {}, 5);
+  CHECK(kgs(siblings) == std::vector<int>{1, 4, 16, 2, 32});
+  for (lower::GemmParams p : siblings) {
+    CHECK(lower::check_gemm(g, p));
+    p.kg = best.kg;
+    CHECK(p.str() == best.str());
+  }
+  CHECK(grid_split_siblings(g, best, {}, 0).empty());
+  // K = 64 in tiles of U = 16 splits at most 4 ways: KG = 16 and 32 are illegal and skipped.
+  const ir::Gemm short_k = ir::dense_gemm(ir::DType::f32, 1024, 1024, 64, false, true);
+  lower::GemmParams one = best;
+  one.kg = 1;
+  CHECK(kgs(grid_split_siblings(short_k, one, {}, 5)) == std::vector<int>{2, 4});
 }
 
 TEST_CASE("select_gemm re-benchmarks the top k spread over tilings and skips candidates that fail") {

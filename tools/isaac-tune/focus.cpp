@@ -5,12 +5,15 @@
 #include <isaac/gemm.hpp>
 #include <isaac/lower/ptxas.hpp>
 #include <isaac/runtime/timer.hpp>
+#include <isaac/tune/features.hpp>
 #include <isaac/tune/models.hpp>
 #include <isaac/tune/search.hpp>
 #include <isaac/tune/spread.hpp>
+#include <isaac/tune/split_siblings.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -30,7 +33,7 @@ namespace {
 struct FocusFlags {
   std::string template_name = "gemm", out, model_path, dtypes = "f32,f16,f64";
   double seconds = 120;
-  int per_shape = 12, top = 64, best = 6;
+  int per_shape = 12, top = 64, best = 6, siblings = 0;
   std::uint64_t seed = 7;
   double max_mnk = 0x1p34;
   double aligned_share = 0;
@@ -78,9 +81,10 @@ struct Batch {
 std::atomic<bool> interrupted{false};
 
 int run_focus(const FocusFlags& f) {
-  if (f.per_shape < 1 || f.best < 0 || f.best > f.per_shape || f.top < f.per_shape)
-    throw InvalidArgument(fmt::format("--per-shape {} --best {} --top {}: need 0 <= best <= per-shape <= top",
-                                      f.per_shape, f.best, f.top));
+  if (f.per_shape < 1 || f.best < 0 || f.siblings < 0 || f.best + f.siblings > f.per_shape || f.top < f.per_shape)
+    throw InvalidArgument(fmt::format("--per-shape {} --best {} --kg-siblings {} --top {}: need best + kg-siblings <= "
+                                      "per-shape <= top",
+                                      f.per_shape, f.best, f.siblings, f.top));
   std::vector<ir::DType> dtypes;
   for (size_t pos = 0; pos <= f.dtypes.size();) {
     const size_t comma = std::min(f.dtypes.find(',', pos), f.dtypes.size());
@@ -120,8 +124,17 @@ int run_focus(const FocusFlags& f) {
     std::vector<size_t> rest;
     for (size_t i = size_t(f.best); i < ranked.size(); ++i) rest.push_back(i);
     for (size_t i = rest.size(); i > 1; --i) std::swap(rest[i - 1], rest[pick() % i]);
-    for (size_t i = 0; i < rest.size() && int(chosen.size()) < f.per_shape; ++i) chosen.push_back(rest[i]);
+    for (size_t i = 0; i < rest.size() && int(chosen.size()) < f.per_shape - f.siblings; ++i)
+      chosen.push_back(rest[i]);
     for (size_t i : chosen) batch.candidates.push_back({ranked[i].params, int(i), ranked[i].predicted_tflops, {}, {}});
+    if (!ranked.empty()) {
+      const auto siblings = grid_split_siblings(g, ranked.front().params, limits, f.siblings);
+      const Mlp& mlp = models.at(g.dtype).mlp;
+      const std::vector<double> predicted =
+          siblings.empty() ? std::vector<double>{} : mlp.predict(gemm_features(g, siblings).data(), siblings.size());
+      for (size_t i = 0; i < siblings.size(); ++i)  // rank -1: not drawn from the model's top
+        batch.candidates.push_back({siblings[i], -1, std::exp(predicted[i]), {}, {}});
+    }
     std::vector<std::thread> workers;
     std::atomic<size_t> next{0};
     for (unsigned w = 0; w < std::max(1u, std::thread::hardware_concurrency()); ++w)
@@ -143,8 +156,10 @@ int run_focus(const FocusFlags& f) {
 
   std::FILE* out = std::fopen(f.out.c_str(), "w");
   if (!out) throw InvalidArgument("cannot write " + f.out);
-  std::fprintf(out, "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d top=%d aligned-share=%g square-share=%g\n",
-               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.top, f.aligned_share,
+  std::fprintf(out,
+               "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d kg-siblings=%d top=%d aligned-share=%g "
+               "square-share=%g\n",
+               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.siblings, f.top, f.aligned_share,
                f.square_share);
   std::fprintf(out, "dtype,suite,m,n,k,at,bt,params,status,median_ms,tflops,rank,predicted_tflops,reason,phase\n");
   std::signal(SIGINT, [](int) { interrupted = true; });
@@ -229,6 +244,9 @@ void add_focus_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--per-shape", flags->per_shape, "sets timed per random input")->capture_default_str();
   cmd->add_option("--best", flags->best, "of which the model's very best (the rest drawn from its top)")
       ->capture_default_str();
+  cmd->add_option("--kg-siblings", flags->siblings,
+                  "GEMM: of which sets that differ from the model's first only in KG (KG = 1 first, then the nearest)")
+      ->capture_default_str();
   cmd->add_option("--top", flags->top, "the model's top sets the rest is drawn from")->capture_default_str();
   cmd->add_option("--seed", flags->seed, "random inputs and draws")->capture_default_str();
   cmd->add_option("--max-mnk", flags->max_mnk, "largest M*N*K")->capture_default_str();
@@ -242,6 +260,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
     if (flags->template_name == "gemm") {
       exit_code = run_focus(*flags);
     } else if (flags->template_name == "conv") {
+      if (flags->siblings != 0) throw InvalidArgument("--kg-siblings is for GEMM rounds: CONV has no KG");
       ConvFocusFlags c;
       c.out = flags->out, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
       c.best = flags->best, c.seed = flags->seed;
