@@ -354,7 +354,7 @@ ConvKernel emit_conv(const ir::Conv& v, const ConvParams& p, const Target& targe
     helper.emit_prepare();
     kernel.prepare_name = helper.name() + "_prepare";
   }
-  kernel.ptx = compile_to_ptx(*module, target);
+  kernel.ptx = compile_to_ptx(*module, target, Optimisation::full);
   kernel.overlaps_previous = target.sm >= 90;
   kernel.threads = p.threads();
   kernel.shared_bytes =

@@ -511,7 +511,7 @@ GemmKernel emit_gemm(const ir::Gemm& g, const GemmParams& p, const Target& targe
       kernel.reduce_name = helper.name() + "_reduce";
     }
   }
-  kernel.ptx = compile_to_ptx(*module, target_for_params);
+  kernel.ptx = compile_to_ptx(*module, target_for_params, Optimisation::light);
   kernel.overlaps_previous = target.sm >= 90;
   kernel.threads = p.threads();
   kernel.shared_bytes = gemm_shared_bytes(g.dtype, g.a_trans, g.b_trans, p);

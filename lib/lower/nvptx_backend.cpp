@@ -36,7 +36,7 @@ const llvm::Target& nvptx_target() {
   return *target;
 }
 
-std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target) {
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target, Optimisation level) {
   llvm::TargetOptions options;
   options.AllowFPOpFusion = llvm::FPOpFusion::Fast;  // contractions are a*b+c chains: fuse them
   // LLVM 19 picks the oldest PTX that knows the target. The epilogues need newer: movmatrix
@@ -44,7 +44,7 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target) {
   std::string features = target.sm >= 90 ? "+ptx81" : "+ptx78";
   return std::unique_ptr<llvm::TargetMachine>(nvptx_target().createTargetMachine(
       nvptx_triple, target.name(), features, options, std::nullopt, std::nullopt,
-      llvm::CodeGenOptLevel::Default));
+      level == Optimisation::full ? llvm::CodeGenOptLevel::Aggressive : llvm::CodeGenOptLevel::Default));
 }
 
 }  // namespace
@@ -53,7 +53,7 @@ std::unique_ptr<llvm::Module> make_nvptx_module(llvm::LLVMContext& context, cons
                                                 const Target& target) {
   auto module = std::make_unique<llvm::Module>(name, context);
   module->setTargetTriple(nvptx_triple);
-  module->setDataLayout(make_target_machine(target)->createDataLayout());
+  module->setDataLayout(make_target_machine(target, Optimisation::full)->createDataLayout());
   return module;
 }
 
@@ -71,13 +71,13 @@ void mark_kernel(llvm::Function& fn, int max_threads, int min_blocks) {
   if (min_blocks > 0) add("minctasm", min_blocks);
 }
 
-std::string compile_to_ptx(llvm::Module& module, const Target& target) {
+std::string compile_to_ptx(llvm::Module& module, const Target& target, Optimisation level) {
   std::string verify_errors;
   llvm::raw_string_ostream verify_stream(verify_errors);
   if (llvm::verifyModule(module, &verify_stream))
     throw Error("internal error: generated LLVM IR is invalid: " + verify_errors);
 
-  auto machine = make_target_machine(target);
+  auto machine = make_target_machine(target, level);
   module.setDataLayout(machine->createDataLayout());
 
   llvm::LoopAnalysisManager lam;
@@ -90,10 +90,9 @@ std::string compile_to_ptx(llvm::Module& module, const Target& target) {
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  // O1, and llc at its default level (EarlyCSE where -O3 runs GVN): ptxas optimises the PTX again, and
-  // on the H100 every sweep winner ran as fast as with O3 and llc -O3 while emission takes a fifth
-  // less time (docs/emission.md).
-  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1).run(module, mam);
+  builder.buildPerModuleDefaultPipeline(level == Optimisation::full ? llvm::OptimizationLevel::O3
+                                                                     : llvm::OptimizationLevel::O1)
+      .run(module, mam);
 
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream ptx_stream(ptx);

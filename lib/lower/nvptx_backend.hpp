@@ -1,5 +1,5 @@
 #pragma once
-// The one place that drives LLVM's NVPTX backend: module set-up, the O3 pipeline and PTX emission.
+// The one place that drives LLVM's NVPTX backend: module set-up, the optimisation pipeline and PTX emission.
 #include <isaac/lower/target.hpp>
 
 #include <llvm/IR/LLVMContext.h>
@@ -16,7 +16,13 @@ std::unique_ptr<llvm::Module> make_nvptx_module(llvm::LLVMContext& context, cons
 // Marks `fn` as a kernel entry point; max_threads > 0 adds .maxntid (a register budget for ptxas),
 // min_blocks > 0 adds .minnctapersm.
 void mark_kernel(llvm::Function& fn, int max_threads = 0, int min_blocks = 0);
-// Verifies, runs the O3 pipeline and returns the PTX. Throws isaac::Error on invalid IR.
-std::string compile_to_ptx(llvm::Module& module, const Target& target);
+// How much LLVM optimises before ptxas does (docs/emission.md):
+//  - light: O1, and llc at its default level. Every GEMM sweep winner ran as fast on the H100 as with
+//    full, and emission takes a fifth less time;
+//  - full: O3 and llc -O3. The CONV kernels need it: O1 left up to 29% more PTX instructions in
+//    their address arithmetic, and two CONV winners ran 5-9% slower.
+enum class Optimisation { light, full };
+// Verifies, optimises and returns the PTX. Throws isaac::Error on invalid IR.
+std::string compile_to_ptx(llvm::Module& module, const Target& target, Optimisation level);
 
 }  // namespace isaac::lower

@@ -39,7 +39,7 @@ std::string emit_axpy_ptx(const Target& target) {
   b.CreateBr(exit);
   b.SetInsertPoint(exit);
   b.CreateRetVoid();
-  return compile_to_ptx(*module, target);
+  return compile_to_ptx(*module, target, Optimisation::full);
 }
 
 }  // namespace isaac::lower
