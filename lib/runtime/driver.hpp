@@ -11,7 +11,8 @@ namespace isaac::runtime::driver {
 #define ISAAC_DRIVER_FUNCTIONS(X)                                                                     \
   X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount)         \
   X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)                       \
-  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxSetFlags) X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuMemAlloc) X(cuMemFree)       \
+  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxSetFlags) X(cuCtxSetCurrent) X(cuCtxGetCurrent)  \
+  X(cuMemAlloc) X(cuMemFree)                                                                          \
   X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuMemsetD8Async) X(cuStreamCreate)                  \
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)       \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuModuleLoadDataEx) X(cuModuleLoadData)               \

@@ -17,8 +17,8 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <deque>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <future>
 #include <memory>
