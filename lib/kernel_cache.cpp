@@ -121,8 +121,6 @@ void assemble_or_throw(Kernel& k, const lower::Target& target, const char* what,
     throw Error(fmt::format("the {} kernel {} was not assembled; {}", what, params, failure));
 }
 
-const char* mode_name(lower::SplitMode mode) { return mode == lower::SplitMode::atomic ? "atomic" : "deterministic"; }
-
 }  // namespace
 
 KernelCacheStats kernel_cache_stats() { return {hits.load(), misses.load(), stores.load(), damaged.load()}; }
@@ -137,7 +135,7 @@ lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmP
                                      const lower::Target& target, lower::SplitMode mode, bool cubin) {
   const bool enabled = tune::caches_enabled();
   const std::string key = fmt::format("isaac {}|gemm|{}|{}|{}|{}", version(), ir::to_string(problem), params.str(),
-                                      target.name(), mode_name(mode));
+                                      target.name(), lower::name(mode));
   if (enabled)
     if (auto e = read_entry(key); e && has_wanted_cubin(*e, cubin)) try {
       auto k = with_shared_fields<lower::GemmKernel>(*e);

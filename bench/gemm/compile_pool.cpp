@@ -17,9 +17,11 @@ int default_threads(int requested) {
 }
 
 lower::SplitMode parse_split_mode(const std::string& text) {
-  if (text == "atomic") return lower::SplitMode::atomic;
-  if (text == "deterministic") return lower::SplitMode::deterministic;
-  throw BenchError(fmt::format("unknown split mode '{}': use atomic or deterministic", text));
+  try {
+    return lower::parse_split_mode(text);
+  } catch (const InvalidArgument& e) {
+    throw BenchError(e.what());
+  }
 }
 
 std::string one_line(const std::string& text, std::size_t limit) {

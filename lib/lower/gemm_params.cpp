@@ -35,4 +35,12 @@ GemmParams parse_gemm_params(std::string_view text) {
   });
 }
 
+std::string_view name(SplitMode mode) { return mode == SplitMode::atomic ? "atomic" : "deterministic"; }
+
+SplitMode parse_split_mode(std::string_view text) {
+  for (SplitMode mode : {SplitMode::atomic, SplitMode::deterministic})
+    if (text == name(mode)) return mode;
+  throw InvalidArgument(fmt::format("unknown split mode '{}': use atomic or deterministic", text));
+}
+
 }  // namespace isaac::lower

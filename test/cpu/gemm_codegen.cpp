@@ -576,6 +576,13 @@ std::string entry_text(const std::string& ptx, const std::string& name) {
 
 }  // namespace
 
+TEST_CASE("split modes are named and parsed in one place") {
+  for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
+    CHECK(lower::parse_split_mode(lower::name(mode)) == mode);
+  CHECK_THROWS_WITH_AS(lower::parse_split_mode("ticket"),
+                       doctest::Contains("unknown split mode 'ticket': use atomic or deterministic"), InvalidArgument);
+}
+
 TEST_CASE("split kernels for sm_90 wait for the kernel before them, prepare lets the main kernel start after its stores") {
   auto g = ir::dense_gemm(DType::f32, 2048, 2048, 64, false, true);
   auto p = lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=4,U=16,KG=4,VA=4,VB=4,LA=16,LB=16");

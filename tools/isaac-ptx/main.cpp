@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
     lower::GemmParams params = lower::parse_gemm_params(params_text);
     lower::Target target = lower::parse_target(target_text);
     auto legal = lower::check_gemm(problem, params, lower::DeviceLimits{.sm = target.sm});
-    auto split = mode == "atomic" ? lower::SplitMode::atomic : lower::SplitMode::deterministic;
+    auto split = lower::parse_split_mode(mode);
     return report(problem, params, legal, target, check_only, ptxas, quiet, [&] {
       auto kernel = lower::emit_gemm(problem, params, target, split);
       auto grid = lower::gemm_grid(problem, params, split);

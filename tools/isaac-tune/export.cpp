@@ -61,7 +61,6 @@ struct Entry {
 };
 
 std::string layout_name(bool a_trans, bool b_trans) { return {a_trans ? 'T' : 'N', b_trans ? 'T' : 'N'}; }
-std::string split_name(lower::SplitMode mode) { return mode == lower::SplitMode::atomic ? "atomic" : "deterministic"; }
 
 // ---- the spec ------------------------------------------------------------------------------------
 
@@ -114,9 +113,11 @@ Entry parse_line(const std::vector<std::string>& tokens, const std::string& wher
     if (key == "params") {
       e.params = value;
     } else if (key == "split") {
-      if (value != "atomic" && value != "deterministic")
-        throw InvalidArgument(fmt::format("{}: split={}: use atomic or deterministic", where, value));
-      e.mode = value == "atomic" ? lower::SplitMode::atomic : lower::SplitMode::deterministic;
+      try {
+        e.mode = lower::parse_split_mode(value);
+      } catch (const InvalidArgument& error) {
+        throw InvalidArgument(fmt::format("{}: split={}: {}", where, value, error.what()));
+      }
     } else if (key == "lda" || key == "ldb" || key == "ldc") {
       if (e.generic)
         throw InvalidArgument(fmt::format("{}: {} belongs to an exact shape; a generic entry takes every leading "
@@ -194,8 +195,8 @@ void check_spec(const std::vector<Entry>& entries, const std::string& path) {
       throw InvalidArgument(fmt::format(
           "{}: function {} is {} {} split={} here but {} {} split={} at {}: the entries of one function share their "
           "dtype, layout and split (use another function name)",
-          e.where, e.function, ir::name(e.dtype), layout_name(e.a_trans, e.b_trans), split_name(e.mode),
-          ir::name(f.dtype), layout_name(f.a_trans, f.b_trans), split_name(f.mode), f.where));
+          e.where, e.function, ir::name(e.dtype), layout_name(e.a_trans, e.b_trans), lower::name(e.mode),
+          ir::name(f.dtype), layout_name(f.a_trans, f.b_trans), lower::name(f.mode), f.where));
   }
   for (size_t i = 0; i < entries.size(); ++i)
     for (size_t j = 0; j < i; ++j) {
@@ -1027,7 +1028,7 @@ std::string write_header(const ExportFlags& flags, const lower::Target& target, 
   for (size_t i = 0; i < kernels.size(); ++i) {
     const Kernel& k = kernels[i];
     fmt::format_to(w, "//   {}: {} {} {}{}\n", i, ir::name(k.problem.dtype), layout_name(k.problem.a_trans, k.problem.b_trans),
-                   k.params.str(), k.params.kg > 1 ? ", split " + split_name(k.mode) : "");
+                   k.params.str(), k.params.kg > 1 ? ", split " + std::string(lower::name(k.mode)) : "");
     fmt::format_to(w, "//      {} threads, {} bytes of shared memory, ", k.code.threads, k.code.shared_bytes);
     if (k.registers >= 0)
       fmt::format_to(w, "{} registers, {} bytes spilled; cubin and PTX\n", k.registers, k.spill_bytes);
@@ -1199,7 +1200,7 @@ int run_export(const ExportFlags& flags) {
     const Choice choice = chooser.choose(e);
     const lower::SplitMode mode = choice.params.kg > 1 ? e.mode : lower::SplitMode::atomic;
     const std::string key = fmt::format("{} {} {} {}", ir::name(e.dtype), layout_name(e.a_trans, e.b_trans),
-                                        choice.params.str(), split_name(mode));
+                                        choice.params.str(), lower::name(mode));
     auto [it, inserted] = kernel_of.emplace(key, static_cast<int>(kernels.size()));
     if (inserted) kernels.push_back({e.generic ? representative(e) : e.problem, choice.params, mode, {}, {}});
     Kernel& k = kernels[it->second];

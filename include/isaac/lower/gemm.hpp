@@ -72,6 +72,9 @@ int gemm_shared_bytes(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
 // KG > 1: atomics are faster but the order of the additions varies from run to run; deterministic
 // writes each block's partial sums to a workspace reduced in a fixed order by a second kernel.
 enum class SplitMode { atomic, deterministic };
+std::string_view name(SplitMode mode);  // "atomic" or "deterministic"
+// The inverse of name(); throws InvalidArgument naming the modes for any other text.
+SplitMode parse_split_mode(std::string_view text);
 
 // Kernel arguments, in this order, for every kernel of a GemmKernel:
 //   main:    (C*, A*, B*, W*, alpha, beta, i32 M, N, K, i64 lda, ldb, ldc, stride_a, stride_b, stride_c)
