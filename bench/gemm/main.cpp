@@ -6,6 +6,7 @@
 //   isaac-bench-gemm searches [options] [-- GB flags] model, annealing, autotune and brute force compared
 //   isaac-bench-gemm program [options]                the problems through isaac::compile, with the caches' counts
 //   isaac-bench-gemm bounds [options] [-- GB flags]   what bounds checks cost (f32 NT, aligned vs +1)
+//   isaac-bench-gemm emission [options] [-- GB flags] LLVM's time per winner's kernel (no GPU needed)
 //   isaac-bench-gemm selftest                         checks of the CPU-side pieces (no GPU needed)
 //
 // Without a CUDA driver or device, sweep/run/bounds print why and exit 77 (sweep --dry-run needs none).
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
     }
   }
   // `run` is the default subcommand.
-  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "searches", "program", "bounds", "selftest"};
+  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "searches", "program", "bounds", "emission", "selftest"};
   bool has_subcommand = false;
   for (const auto& a : ours)
     if (std::find(subcommands.begin(), subcommands.end(), a) != subcommands.end()) has_subcommand = true;
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{
       "isaac-bench-gemm: isaac's GEMM template against cuBLAS/cuBLASLt on the ISAAC paper's problems.\n"
-      "Google Benchmark flags (run, bounds) go after '--'."};
+      "Google Benchmark flags (run, tuned, searches, bounds, emission) go after '--'."};
   app.require_subcommand(1, 1);
 
   SweepOptions so;
@@ -170,6 +171,17 @@ int main(int argc, char** argv) {
   bounds->add_option("--csv", bo.csv, "results CSV")->capture_default_str();
   bounds->add_option("--split-mode", bo.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
 
+  EmissionOptions eo;
+  auto* emission = app.add_subcommand("emission", "LLVM's time per kernel for every sweep winner, one thread (no GPU needed)");
+  emission->add_option("--winners", eo.winners, "winners CSV of the sweep")->capture_default_str();
+  emission->add_option("--csv", eo.csv, "results CSV")->capture_default_str();
+  emission->add_option("--dtypes", eo.dtypes, "comma-separated dtypes")->capture_default_str();
+  emission->add_option("--sm", eo.compute_capability, "target compute capability (70, 80 or 90)")
+      ->check(CLI::IsMember({70, 80, 90}))
+      ->capture_default_str();
+  emission->add_option("--aim-ms", eo.aim_ms, "the summary counts the kernels under this")->capture_default_str();
+  emission->add_option("--split-mode", eo.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
+
   auto* selftest = app.add_subcommand("selftest", "checks of the CPU-side pieces (no GPU needed)");
 
   std::vector<const char*> cli_argv{argv[0]};
@@ -179,14 +191,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (!gb.empty() && !(run->parsed() || tuned->parsed() || searches->parsed() || bounds->parsed())) {
-    fmt::print(stderr, "isaac-bench-gemm: only run, tuned, searches and bounds take Google Benchmark flags (after '--')\n");
+  if (!gb.empty() && !(run->parsed() || tuned->parsed() || searches->parsed() || bounds->parsed() || emission->parsed())) {
+    fmt::print(stderr,
+               "isaac-bench-gemm: only run, tuned, searches, bounds and emission take Google Benchmark flags (after '--')\n");
     return exit_failed;
   }
 
-  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : searches->parsed() ? "searches" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : "selftest";
+  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : searches->parsed() ? "searches" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : emission->parsed() ? "emission" : "selftest";
   try {
     if (selftest->parsed()) return selftest_main();
+    if (emission->parsed()) {
+      eo.benchmark_args = gb;
+      return emission_main(eo);
+    }
     if (sweep->parsed() && so.dry_run) return sweep_main(so);
     if (int code = require_gpu()) return code;
     if (sweep->parsed()) return sweep_main(so);

@@ -93,6 +93,18 @@ struct ProgramOptions {
 };
 
 int program_main(const ProgramOptions& options);
+
+struct EmissionOptions {
+  std::string winners = "bench/results/gemm-sweep-winners.csv";
+  std::string csv = "bench/results/gemm-emission.csv";
+  std::string dtypes = "f32,f16,f64";
+  int compute_capability = 90;
+  double aim_ms = 20;  // issue 4's aim, counted in the summary
+  std::string split_mode = "atomic";
+  std::vector<std::string> benchmark_args;
+};
+
+int emission_main(const EmissionOptions& options);
 int sweep_main(const SweepOptions& options);
 int run_main(const RunOptions& options);
 int bounds_main(const BoundsOptions& options);
