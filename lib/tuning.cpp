@@ -109,7 +109,7 @@ template <class Params, class Kernel>
 class CandidateTimer {
  public:
   using Build = std::function<Kernel(const Params&)>;
-  using Time = std::function<double(Kernel, const Params&)>;
+  using Time = std::function<double(Kernel, const Params&, const runtime::TimingOptions&)>;
   CandidateTimer(Build build, Time time) : build_(std::move(build)), time_(std::move(time)) {}
   CandidateTimer(const CandidateTimer&) = delete;
   CandidateTimer& operator=(const CandidateTimer&) = delete;
@@ -120,27 +120,27 @@ class CandidateTimer {
     if (!compiling_.contains(p.str()))
       compiling_.emplace(p.str(), std::async(std::launch::async, [this, p] { return build_(p); }).share());
   }
-  // The candidate's median time in ms; throws when it cannot compile, load or run.
+  // The candidate's median time in ms; throws when it cannot compile, load or run. Nothing compiles
+  // while a kernel is timed: compiler threads on every core would delay the host between the
+  // timing events. The first timing also warms the GPU up from the clocks it idled at meanwhile.
   double time(const Params& p) {
     prefetch(p);
-    ++timed_;
-    return time_(compiling_.at(p.str()).get(), p);
+    for (auto& [key, future] : compiling_) future.wait();
+    runtime::TimingOptions timing;
+    timing.warmup = 1;
+    timing.warmup_ms = timed_.empty() ? 20 : 0;
+    timing.repeats = 7;
+    timed_.insert(p.str());
+    return time_(compiling_.at(p.str()).get(), p, timing);
   }
-  int timed() const { return timed_; }
+  int timed() const { return int(timed_.size()); }
 
  private:
   Build build_;
   Time time_;
   std::map<std::string, std::shared_future<Kernel>> compiling_;
-  int timed_ = 0;
+  std::set<std::string> timed_;
 };
-
-runtime::TimingOptions candidate_timing() {
-  runtime::TimingOptions timing;
-  timing.warmup = 1;
-  timing.repeats = 5;
-  return timing;
-}
 
 // Elements spanned by a column-major operand of `rows` x `cols` with leading dimension ld, over the batch.
 std::size_t span(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch, std::int64_t stride) {
@@ -187,7 +187,7 @@ struct GemmPattern {
     return tune::prune_gemm_space(problem, limits, tune::multiprocessors(info), report);
   }
   Kernel build(const Params& p) const { return build_gemm_kernel(problem, p, options.mode, options.ordinal); }
-  double time(Kernel kernel, const Params& p) {
+  double time(Kernel kernel, const Params& p, const runtime::TimingOptions& timing) {
     CompiledGemm gemm(std::move(kernel), p, options.mode, options.ordinal);
     if (!stream) {
       const ir::Gemm& g = problem;
@@ -200,7 +200,7 @@ struct GemmPattern {
     }
     return runtime::time_on_stream(
                [&](const runtime::Stream& s) { gemm.run(problem, c->ptr(), a->ptr(), b->ptr(), 1.0, 0.0, s); },
-               *stream, candidate_timing())
+               *stream, timing)
         .median_ms;
   }
 };
@@ -253,7 +253,7 @@ struct ConvPattern {
     return cached_conv_kernel(problem, p, epilogue, lower::target_for_compute_capability(info.compute_capability()),
                               true);
   }
-  double time(Kernel kernel, const Params& p) {
+  double time(Kernel kernel, const Params& p, const runtime::TimingOptions& timing) {
     CompiledConv conv(problem, std::move(kernel), p, epilogue, options.ordinal);
     if (!stream) {
       const ir::Conv& v = problem;
@@ -269,7 +269,7 @@ struct ConvPattern {
                [&](const runtime::Stream& s) {
                  conv.run(output->ptr(), input->ptr(), filter->ptr(), 1.0, 0.0, s, epilogue.bias ? bias->ptr() : 0);
                },
-               *stream, candidate_timing())
+               *stream, timing)
         .median_ms;
   }
 };
@@ -281,7 +281,9 @@ template <class Pattern>
 CandidateTimer<typename Pattern::Params, typename Pattern::Kernel> timer_for(Pattern& pattern) {
   using Params = typename Pattern::Params;
   return {[&pattern](const Params& p) { return pattern.build(p); },
-          [&pattern](typename Pattern::Kernel k, const Params& p) { return pattern.time(std::move(k), p); }};
+          [&pattern](typename Pattern::Kernel k, const Params& p, const runtime::TimingOptions& timing) {
+            return pattern.time(std::move(k), p, timing);
+          }};
 }
 
 template <class Pattern>
@@ -315,6 +317,7 @@ DecisionOf<Pattern> model_search(Pattern& pattern, const TuningOptions& options,
   d.rank = s.rank;
   d.search = s.search;
   d.timed = timer.timed();
+  d.candidates = s.timed;
   d.how = options.top_k == 0
               ? fmt::format("model ({}), top-1", model->source)
               : fmt::format("model ({}) + top-{}: rank {}{}", model->source, options.top_k, s.rank,

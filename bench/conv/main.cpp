@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
   tuned_cmd->add_option("--winners", winners, "the winners CSV read (the brute-force best)");
   tuned_cmd->add_option("--csv", tuned_csv, "the results CSV written");
   tuned_cmd->add_option("--top-k", top_k, "the model's best sets re-benchmarked");
+  std::string candidates_csv;
+  tuned_cmd->add_option("--candidates-csv", candidates_csv,
+                        "also time every candidate the re-benchmark timed, as the contenders are, and write them here");
   tuned_cmd->allow_extras();
   std::string searches_csv = "bench/results/h100-conv-searches.csv";
   SearchOptions search_options;
@@ -91,7 +94,7 @@ int main(int argc, char** argv) {
       return 77;
     }
     if (!std::ifstream(problems_path)) problems_path = "bench/problems/conv_problems.csv";  // run from the repo root
-    for (const std::string& path : {out, csv, tuned_csv, searches_csv}) {
+    for (const std::string& path : {out, csv, tuned_csv, searches_csv, candidates_csv}) {
       auto dir = std::filesystem::path(path).parent_path();
       if (!dir.empty()) std::filesystem::create_directories(dir);
     }
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
     std::vector<char*> rest{argv[0]};
     for (auto& a : extras) rest.push_back(a.data());
     int rargc = static_cast<int>(rest.size());
-    if (tuned_cmd->parsed()) return tuned(problems, winners, tuned_csv, top_k, rargc, rest.data());
+    if (tuned_cmd->parsed()) return tuned(problems, winners, tuned_csv, top_k, candidates_csv, rargc, rest.data());
     if (searches_cmd->parsed())
       return searches(problems, winners, searches_csv, search_options, rargc, rest.data());
     return run(problems, winners, csv, run_budget, rargc, rest.data());

@@ -24,8 +24,9 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
         double budget_s, int argc, char** argv);
 
 // The tuner against the winners and cuDNN: the model's top-1 and its best of top_k re-benchmarked.
+// A non-empty `candidates_csv` also times every candidate the re-benchmark timed (../candidates.hpp).
 int tuned(const std::vector<Problem>& problems, const std::string& winners_path, const std::string& csv_path,
-          int top_k, int argc, char** argv);
+          int top_k, const std::string& candidates_csv, int argc, char** argv);
 
 // Model + top-k, pruning + annealing, runtime autotune and the sweep's winners: quality and tuning cost.
 struct SearchOptions {

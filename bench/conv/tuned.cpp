@@ -4,7 +4,9 @@
 //   top1/<dtype>/<name>    the model's first choice over the whole legal space
 //   topk/<dtype>/<name>    the fastest of the model's k best, re-benchmarked (isaac::choose_conv)
 //   cudnn/<dtype>/<name>   cuDNN's best algorithm, best of NCHW and NHWC
-// Writes a CSV of TFLOP/s and ratios, and prints the criteria.
+// Writes a CSV of TFLOP/s and ratios, and prints the criteria. With --candidates-csv, every
+// candidate the re-benchmark timed is also timed as the contenders are (candidate/<dtype>/<name>/<rank>).
+#include "../candidates.hpp"
 #include "cudnn.hpp"
 #include "modes.hpp"
 
@@ -44,7 +46,28 @@ struct Row {
   double tuning_seconds = 0;
   std::string cudnn_how;
   std::unique_ptr<Operands> operands;
+  std::vector<std::unique_ptr<CompiledConv>> candidate_kernels;  // with --candidates-csv
+  std::vector<TimedCandidate> candidates;
 };
+
+// Times a kernel; 0 TFLOP/s, with the benchmark skipped, when there is none.
+double bench_kernel(benchmark::State& state, Row& r, const CompiledConv* kernel, const std::string& error,
+                    const runtime::Stream& stream) {
+  if (!kernel) {
+    state.SkipWithError(error.empty() ? "no kernel" : error.c_str());
+    return 0;
+  }
+  if (!r.operands) r.operands = std::make_unique<Operands>(r.conv);
+  double ms = 0;
+  for (auto _ : state) {
+    ms = median_ms(*kernel, *r.operands, stream);
+    state.SetIterationTime(ms * 1e-3);
+  }
+  const double tflops = lower::conv_flops(r.conv) / (ms * 1e-3) / 1e12;
+  state.counters["TFLOPS"] = tflops;
+  state.SetLabel(kernel->params().str());
+  return tflops;
+}
 
 double ratio(double a, double b) { return a > 0 && b > 0 ? a / b : 0; }
 std::string cell(double v) { return v > 0 ? fmt::format("{:.3f}", v) : ""; }
@@ -52,7 +75,7 @@ std::string cell(double v) { return v > 0 ? fmt::format("{:.3f}", v) : ""; }
 }  // namespace
 
 int tuned(const std::vector<Problem>& problems, const std::string& winners_path, const std::string& csv_path,
-          int top_k, int argc, char** argv) {
+          int top_k, const std::string& candidates_csv, int argc, char** argv) {
   const auto info = runtime::device_info(0);
   runtime::use_device(0);
   const lower::DeviceLimits limits = device_limits(info);
@@ -79,6 +102,8 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
         options.database = false;
         row->decision = choose_conv(row->conv, {}, options);
         row->params[topk] = row->decision.params;
+        if (!candidates_csv.empty())
+          row->candidates = candidates_of(row->decision.candidates);
       } catch (const std::exception& e) {
         row->errors[topk] = e.what();
       }
@@ -93,6 +118,12 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
         } catch (const std::exception& e) {
           row->errors[who] = e.what();
         }
+    for (TimedCandidate& c : row->candidates) try {
+        row->candidate_kernels.push_back(std::make_unique<CompiledConv>(row->conv, lower::parse_conv_params(c.params)));
+      } catch (const std::exception& e) {
+        row->candidate_kernels.emplace_back();
+        c.error = e.what();
+      }
     rows.push_back(std::move(row));
   }
   if (rows.empty()) throw InvalidArgument(winners_path + " lists no problem of the problem list");
@@ -104,21 +135,19 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
     const double flops = lower::conv_flops(r->conv);
     for (int who : {brute, top1, topk})
       benchmark::RegisterBenchmark(fmt::format("{}/{}/{}", contender_names[who], r->dtype, r->pr.name).c_str(),
-                                   [r, who, flops, &stream](benchmark::State& state) {
-                                     if (!r->kernels[who]) {
-                                       state.SkipWithError(r->errors[who].c_str());
-                                       return;
-                                     }
-                                     if (!r->operands) r->operands = std::make_unique<Operands>(r->conv);
-                                     double ms = 0;
-                                     for (auto _ : state) {
-                                       ms = median_ms(*r->kernels[who], *r->operands, stream);
-                                       state.SetIterationTime(ms * 1e-3);
-                                     }
-                                     r->tflops[who] = flops / (ms * 1e-3) / 1e12;
-                                     state.counters["TFLOPS"] = r->tflops[who];
-                                     state.SetLabel(r->params[who]->str());
+                                   [r, who, &stream](benchmark::State& state) {
+                                     r->tflops[who] =
+                                         bench_kernel(state, *r, r->kernels[who].get(), r->errors[who], stream);
                                    })
+          ->UseManualTime()
+          ->Iterations(1);
+    for (size_t i = 0; i < r->candidates.size(); ++i)
+      benchmark::RegisterBenchmark(
+          fmt::format("candidate/{}/{}/{}", r->dtype, r->pr.name, r->candidates[i].rank).c_str(),
+          [r, i, &stream](benchmark::State& state) {
+            TimedCandidate& c = r->candidates[i];
+            c.tflops = bench_kernel(state, *r, r->candidate_kernels[i].get(), c.error, stream);
+          })
           ->UseManualTime()
           ->Iterations(1);
     benchmark::RegisterBenchmark(fmt::format("cudnn/{}/{}", r->dtype, r->pr.name).c_str(),
@@ -185,6 +214,21 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
                v.size());
   }
   fmt::print("wrote {}\n", csv_path);
+  if (!candidates_csv.empty()) {
+    std::vector<CandidatesOfRow> listed;
+    for (const auto& r : rows) {
+      const Problem& p = r->pr;
+      listed.push_back({fmt::format("{},{},{},{},{},{},{},{},{},{}", r->dtype, p.name, r->layout, p.n, p.p, p.q, p.k,
+                                    p.c, p.r, p.s),
+                        fmt::format("{} {}", r->dtype, p.name), r->tflops[brute],
+                        r->params[topk] ? r->params[topk]->str() : "", r->candidates});
+    }
+    write_candidates(candidates_csv,
+                     fmt::format("isaac-bench-conv tuned --candidates-csv on {} (sm_{}): each candidate of the top-{} "
+                                 "re-benchmark, timed again as the contenders (runtime::time_on_stream defaults)",
+                                 info.name, info.compute_capability(), top_k),
+                     "dtype,name,layout,n,p,q,k,c,r,s", listed);
+  }
   return ok == int(rows.size()) ? 0 : 1;
 }
 

@@ -144,6 +144,8 @@ int main(int argc, char** argv) {
   tuned->add_option("--repeats", to.repeats, "timed runs per benchmark (median)")->capture_default_str();
   tuned->add_option("--lt-algorithms", to.lt_algorithms, "cuBLASLt heuristic algorithms to time")->capture_default_str();
   tuned->add_option("--split-mode", to.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
+  tuned->add_option("--candidates-csv", to.candidates_csv,
+                    "also time every candidate the re-benchmark timed, as the contenders are, and write them here");
 
   SearchesOptions se;
   auto* searches = app.add_subcommand(

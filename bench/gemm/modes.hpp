@@ -68,6 +68,7 @@ struct TunedOptions {
   int repeats = 30;
   int lt_algorithms = 8;
   std::string split_mode = "atomic";
+  std::string candidates_csv;  // non-empty: also time every candidate of the re-benchmark, write them here
   std::vector<std::string> benchmark_args;
 };
 

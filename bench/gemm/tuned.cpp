@@ -6,7 +6,9 @@
 //   cublas/<name>  the best of cublasGemmEx and cuBLASLt's heuristic list
 // Each isaac kernel is checked against the float64 reference before it is timed. Writes a CSV with the
 // ratios to the brute-force best and to cuBLAS, and prints the criteria (top-1 >= 85%, top-k
-// >= 95% of the brute-force best).
+// >= 95% of the brute-force best). With --candidates-csv, every candidate the re-benchmark timed is
+// also timed as the contenders are (candidate/<name>/<rank>; ../candidates.hpp).
+#include "../candidates.hpp"
 #include "compile_pool.hpp"
 #include "cublas.hpp"
 #include "google_benchmark.hpp"
@@ -49,6 +51,8 @@ struct Row {
   double tuning_seconds = 0;  // choose_gemm: search, compiling and timing the top k
   std::string model_source;
   std::unique_ptr<Operands> operands;
+  std::vector<std::optional<CompiledGemm>> candidate_kernels;  // with --candidates-csv
+  std::vector<TimedCandidate> candidates;
 };
 
 struct Shared {
@@ -64,20 +68,24 @@ Operands& operands_of(Row& row, Shared& s) {
   return *row.operands;
 }
 
-void bench_isaac(benchmark::State& state, Row& row, Contender who, Shared& s) {
+// Times a kernel (checked against the reference first) and returns its TFLOP/s; 0 with `error` set
+// when it failed.
+double bench_kernel(benchmark::State& state, Row& row, const std::optional<CompiledGemm>& kernel, std::string& error,
+                    Shared& s) {
   double ms = 0;
   try {
-    if (!row.kernels[who]) throw BenchError(row.errors[who].empty() ? "no kernel" : row.errors[who]);
-    ms = checked_median_ms(*row.kernels[who], operands_of(row, s), s.stream, s.mode, s.options.repeats);
+    if (!kernel) throw BenchError(error.empty() ? "no kernel" : error);
+    ms = checked_median_ms(*kernel, operands_of(row, s), s.stream, s.mode, s.options.repeats);
   } catch (const std::exception& e) {
-    row.errors[who] = one_line(e.what());
-    state.SkipWithError(row.errors[who].c_str());
-    return;
+    error = one_line(e.what());
+    state.SkipWithError(error.c_str());
+    return 0;
   }
   for ([[maybe_unused]] auto _ : state) state.SetIterationTime(ms * 1e-3);
-  row.tflops[who] = row.winner.problem.flops() / (ms * 1e-3) / 1e12;
-  state.counters["TFLOP/s"] = row.tflops[who];
-  state.SetLabel(row.kernels[who]->params().str());
+  const double tflops = row.winner.problem.flops() / (ms * 1e-3) / 1e12;
+  state.counters["TFLOP/s"] = tflops;
+  state.SetLabel(kernel->params().str());
+  return tflops;
 }
 
 void bench_cublas(benchmark::State& state, Row& row, Shared& s) {
@@ -148,6 +156,8 @@ int tuned_main(const TunedOptions& o) {
         options.database = false;
         row->decision = choose_gemm(row->gemm, options);
         row->params[topk] = row->decision.params;
+        if (!o.candidates_csv.empty())
+          row->candidates = candidates_of(row->decision.candidates);
       } catch (const std::exception& e) {
         row->errors[topk] = one_line(e.what());
       }
@@ -163,15 +173,32 @@ int tuned_main(const TunedOptions& o) {
   // Every kernel compiled on all cores before anything is timed.
   std::vector<ir::Gemm> gemms;
   std::vector<lower::GemmParams> params;
-  std::vector<std::pair<Row*, int>> slots;
-  for (auto& row : rows)
+  struct Slot {
+    Row* row;
+    int who;        // a contender, or -1 for a candidate
+    int candidate;  // its index in row->candidates
+  };
+  std::vector<Slot> slots;
+  for (auto& row : rows) {
     for (int who : {brute, top1, topk})
-      if (row->params[who]) gemms.push_back(row->gemm), params.push_back(*row->params[who]), slots.push_back({row.get(), who});
+      if (row->params[who])
+        gemms.push_back(row->gemm), params.push_back(*row->params[who]), slots.push_back({row.get(), who, -1});
+    row->candidate_kernels.resize(row->candidates.size());
+    for (size_t i = 0; i < row->candidates.size(); ++i)
+      gemms.push_back(row->gemm), params.push_back(lower::parse_gemm_params(row->candidates[i].params)),
+          slots.push_back({row.get(), -1, int(i)});
+  }
   auto compiled = compile_all(gemms, params, mode, 0);
   for (size_t i = 0; i < slots.size(); ++i) {
-    auto [row, who] = slots[i];
-    if (compiled[i].gemm) row->kernels[who] = std::move(compiled[i].gemm);
-    else row->errors[who] = one_line(compiled[i].error);
+    auto [row, who, candidate] = slots[i];
+    if (who < 0) {
+      if (compiled[i].gemm) row->candidate_kernels[candidate] = std::move(compiled[i].gemm);
+      else row->candidates[candidate].error = one_line(compiled[i].error);
+    } else if (compiled[i].gemm) {
+      row->kernels[who] = std::move(compiled[i].gemm);
+    } else {
+      row->errors[who] = one_line(compiled[i].error);
+    }
   }
 
   Shared shared{o, cublas_handle, stream, mode};
@@ -180,7 +207,16 @@ int tuned_main(const TunedOptions& o) {
     for (int who : {brute, top1, topk})
       benchmark::RegisterBenchmark(fmt::format("{}/{}", contender_names[who], r->name).c_str(),
                                    [r, who, &shared](benchmark::State& st) {
-                                     bench_isaac(st, *r, Contender(who), shared);
+                                     r->tflops[who] = bench_kernel(st, *r, r->kernels[who], r->errors[who], shared);
+                                   })
+          ->UseManualTime()
+          ->Iterations(1)
+          ->Unit(benchmark::kMicrosecond);
+    for (size_t i = 0; i < r->candidates.size(); ++i)
+      benchmark::RegisterBenchmark(fmt::format("candidate/{}/{}", r->name, r->candidates[i].rank).c_str(),
+                                   [r, i, &shared](benchmark::State& st) {
+                                     TimedCandidate& c = r->candidates[i];
+                                     c.tflops = bench_kernel(st, *r, r->candidate_kernels[i], c.error, shared);
                                    })
           ->UseManualTime()
           ->Iterations(1)
@@ -240,6 +276,20 @@ int tuned_main(const TunedOptions& o) {
   }
   write_file(o.csv, csv);
   fmt::print("wrote {}\n", o.csv);
+  if (!o.candidates_csv.empty()) {
+    std::vector<CandidatesOfRow> listed;
+    for (const auto& r : rows) {
+      const Problem& p = r->winner.problem;
+      listed.push_back({fmt::format("{},{},{},{},{},{},{}", ir::name(r->gemm.dtype), p.suite, p.m, p.n, p.k, int(p.at),
+                                    int(p.bt)),
+                        r->name, r->tflops[brute], r->params[topk] ? r->params[topk]->str() : "", r->candidates});
+    }
+    write_candidates(o.candidates_csv,
+                     fmt::format("isaac-bench-gemm tuned --candidates-csv on {} (sm_{}): each candidate of the top-{} "
+                                 "re-benchmark, timed again as the contenders (median of {} runs, L2 flushed)",
+                                 info.name, info.compute_capability(), o.top_k, o.repeats),
+                     "dtype,suite,m,n,k,at,bt", listed);
+  }
   return rows_ok == int(rows.size()) ? exit_ok : exit_failed;
 }
 

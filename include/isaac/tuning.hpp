@@ -2,9 +2,10 @@
 // How isaac chooses a template's parameters on a device (DESIGN.md, "Tuning"). Three searches behind
 // one call:
 //   model      (default) the performance model for the device (tune::find_model) ranks the whole
-//              legal space; its top_k best are compiled in parallel and timed on scratch operands of
-//              the problem's shape, and the fastest wins. Without a model for the dtype, a fixed
-//              heuristic choice is used and a warning says so.
+//              legal space; its top_k best (tune/spread.hpp) are compiled in parallel, then timed
+//              on scratch operands of the problem's shape (those close to the fastest twice), and
+//              the fastest wins. Without a model for the dtype, a fixed heuristic choice is used
+//              and a warning says so.
 //   annealing  analytic pruning (tune/prune.hpp) keeps the sets with the best data reuse at each
 //              occupancy level; simulated annealing (tune/anneal.hpp) walks that list, timing at most
 //              anneal_budget kernels. Needs no model.
@@ -49,6 +50,7 @@ struct TuningDecision {
   double measured_ms = -1;       // the winner's median on scratch operands; -1 when not timed
   int rank = 0;                  // the model's rank of the winner (0: its first choice)
   int timed = 0;                 // kernels compiled and timed to decide (0 for a decision recalled)
+  std::vector<tune::TimedSet<Params>> candidates;  // model search: what the re-benchmark timed
   tune::SearchReport search;
 };
 using GemmDecision = TuningDecision<lower::GemmParams>;

@@ -14,8 +14,16 @@ Timing time_on_stream(const std::function<void(const Stream&)>& enqueue, const S
   };
   if (options.repeats < 1) throw InvalidArgument("timing needs at least one repeat");
   for (int i = 0; i < options.warmup; ++i) enqueue(stream);
-  Timing t;
   Event start, stop;
+  double warmed_ms = 0;
+  for (int batch = 1; warmed_ms < options.warmup_ms; batch = std::min(2 * batch, 1024)) {
+    start.record(stream);
+    for (int i = 0; i < batch; ++i) enqueue(stream);
+    stop.record(stream);
+    stop.synchronize();
+    warmed_ms += stop.elapsed_since(start);
+  }
+  Timing t;
   for (int i = 0; i < options.repeats; ++i) {
     clear_l2();
     start.record(stream);

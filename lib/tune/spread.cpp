@@ -9,6 +9,8 @@ Tiling tiling_of(const lower::GemmParams& p) { return {p.ml, p.nl, p.ms, p.ns, p
 
 Tiling tiling_of(const lower::ConvParams& p) { return {p.pl, p.kl, p.ps, p.ks, p.u, p.cg, p.tc}; }
 
+int grid_split(const Tiling& t) { return t[5]; }
+
 std::vector<std::size_t> spread_over_tilings(std::span<const Tiling> ranked, std::size_t count) {
   count = std::min(count, ranked.size());
   std::vector<std::size_t> chosen;

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <set>
 
@@ -213,6 +214,34 @@ TEST_CASE("grid_split_siblings: legal sets that differ only in KG, KG = 1 first,
   CHECK(kgs(grid_split_siblings(short_k, one, {}, 5)) == std::vector<int>{2, 4});
 }
 
+TEST_CASE("candidate_sets hedges the last candidates against splitting the reduction, only where the first splits") {
+  // Twelve tilings split 8 ways (distinct thread tiles), then one each split 4, 2 and 1 ways.
+  std::vector<Ranked> pool;
+  auto add = [&](int ms, int kg) {
+    lower::GemmParams p;
+    p.ms = ms, p.kg = kg;
+    pool.push_back({p, 0});
+  };
+  for (int ms = 1; ms <= 12; ++ms) add(ms, 8);
+  add(20, 4), add(21, 2), add(22, 1);
+  auto kgs = [](const std::vector<Ranked>& c) {
+    std::vector<int> v;
+    for (const Ranked& r : c) v.push_back(r.params.kg);
+    return v;
+  };
+  const auto hedged = candidate_sets(pool, 10, 12);
+  CHECK(kgs(hedged) == std::vector<int>{8, 8, 8, 8, 8, 8, 8, 4, 2, 1, 8, 8});
+  CHECK(hedged[6].params.ms == 7);
+  CHECK(hedged[10].params.ms == 8);  // the spares continue the spread order
+  // A first choice that does not split is not hedged: the spread order as it is.
+  std::rotate(pool.begin(), pool.end() - 1, pool.end());
+  const auto plain = candidate_sets(pool, 10, 12);
+  CHECK(plain.front().params.kg == 1);
+  for (std::size_t i = 1; i < plain.size(); ++i) CHECK(plain[i].params.ms == int(i));
+  // Two candidates leave no room for a hedge: 8, 8 first although 4 and 2 follow.
+  CHECK(kgs(candidate_sets(std::vector<Ranked>(pool.end() - 4, pool.end()), 2, 4)) == std::vector<int>{8, 8, 4, 2});
+}
+
 TEST_CASE("select_gemm re-benchmarks the top k spread over tilings and skips candidates that fail") {
   const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 512, 512, 512, false, false);
   const Model model = random_model(g, {16}, 3);
@@ -235,7 +264,9 @@ TEST_CASE("select_gemm re-benchmarks the top k spread over tilings and skips can
   CHECK(s.params == candidates[3].params);
   CHECK(s.rank == 3);
   CHECK(s.benchmarked == 5);
-  CHECK(calls == 6);
+  CHECK(calls == 7);  // 6 in the first pass, then the fastest again
+  REQUIRE(s.timed.size() == 5);
+  CHECK(s.timed[1].rank == 2);
   REQUIRE(s.failures.size() == 1);
   CHECK(s.failures[0].find("launch failed") != std::string::npos);
   const Selection trusted = select_gemm(g, {}, model, 0, counted);
@@ -243,6 +274,42 @@ TEST_CASE("select_gemm re-benchmarks the top k spread over tilings and skips can
   CHECK(trusted.measured_ms < 0);
   CHECK_THROWS_WITH_AS(select_gemm(g, {}, model, 3, [](const lower::GemmParams&) -> double { throw Error("no"); }),
                        doctest::Contains("could run"), Error);
+}
+
+TEST_CASE("select_gemm times the candidates close to the fastest again and keeps their lower time") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 512, 512, 512, false, false);
+  const Model model = random_model(g, {16}, 3);
+  std::vector<Ranked> candidates;
+  std::map<std::string, std::vector<double>> times;  // per candidate, what each timing returns in turn
+  std::map<std::string, int> calls;
+  auto bench = [&](const lower::GemmParams& p) {
+    const int call = calls[p.str()]++;
+    const std::vector<double>& t = times.at(p.str());
+    if (call >= int(t.size())) FAIL("timed more often than expected: " << p.str());
+    if (t[std::size_t(call)] < 0) throw Error("launch failed");
+    return t[std::size_t(call)];
+  };
+  auto record = [&](const std::vector<Ranked>& c) {
+    candidates = c;
+    for (const Ranked& r : c) times[r.params.str()] = {3.0};
+    // The first pass makes candidate 0 look fastest; candidate 1 (8% slower) is in fact faster;
+    // candidate 2 is close but fails its second run; candidate 3 is 20% slower: not timed again.
+    times[c[0].params.str()] = {1.00, 1.00};
+    times[c[1].params.str()] = {1.08, 0.90};
+    times[c[2].params.str()] = {1.05, -1};
+    times[c[3].params.str()] = {1.20};
+  };
+  const Selection s = select_gemm(g, {}, model, 4, bench, record);
+  CHECK(s.params == candidates[1].params);
+  CHECK(s.rank == 1);
+  CHECK(s.measured_ms == doctest::Approx(0.90));
+  CHECK(calls[candidates[3].params.str()] == 1);
+  REQUIRE(s.timed.size() == 3);  // the candidate that failed its second run is dropped
+  CHECK(s.benchmarked == 3);
+  REQUIRE(s.failures.size() == 1);
+  CHECK(s.failures[0].find("second timing") != std::string::npos);
+  CHECK(s.timed[0].ms == doctest::Approx(1.00));
+  CHECK(s.timed[2].rank == 3);
 }
 
 TEST_CASE("the heuristic choice (used without a model) is legal for every shape, 1 included") {

@@ -10,6 +10,9 @@ namespace isaac::runtime {
 
 struct TimingOptions {
   int warmup = 3;
+  // After the warm-up runs, keep running until this much GPU time has passed: an idle GPU (while the
+  // host compiles, say) lowers its clocks, and the first timed runs would pay for the climb back.
+  double warmup_ms = 0;
   int repeats = 25;
   bool flush_l2 = true;
 };

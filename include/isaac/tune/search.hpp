@@ -55,6 +55,13 @@ using Benchmark = std::function<double(const Params&)>;
 using GemmBenchmark = Benchmark<lower::GemmParams>;
 
 template <class Params>
+struct TimedSet {
+  Params params;
+  int rank = 0;     // its place among the candidates spread over tilings
+  double ms = 0;    // the re-benchmark's time (select_best.hpp says how it is taken)
+};
+
+template <class Params>
 struct Choice {
   Params params;
   double predicted_tflops = 0;
@@ -62,6 +69,7 @@ struct Choice {
   int rank = 0;  // the chosen set's place among the candidates spread over tilings (0 = the model's first choice)
   int benchmarked = 0;      // candidates that ran
   std::vector<std::string> failures;  // candidates that could not run, with why
+  std::vector<TimedSet<Params>> timed;  // every candidate that ran, in the model's order
   SearchReport search;
 };
 using Selection = Choice<lower::GemmParams>;

@@ -6,6 +6,7 @@
 #include <isaac/lower/conv.hpp>
 #include <isaac/lower/gemm.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <span>
@@ -29,6 +30,38 @@ std::vector<RankedSet> spread_ranked_sets(const std::vector<RankedSet>& ranked, 
   for (const RankedSet& r : ranked) tilings.push_back(tiling_of(r.params));
   std::vector<RankedSet> out;
   for (std::size_t i : spread_over_tilings(tilings, count)) out.push_back(ranked[i]);
+  return out;
+}
+
+// How many of the top k candidates hedge against the model's known bias where its first choice
+// splits the reduction across blocks: it overrates the split (docs/tuning.md, "The proof"). Those
+// candidates are its best sets with at most half, a quarter, an eighth... of the first one's split.
+inline std::size_t hedges_for(std::size_t top_k) { return std::min<std::size_t>(3, top_k / 3); }
+int grid_split(const Tiling& t);
+
+// The candidates for a top-k re-benchmark, `count` in all (top_k and spares), from `pool` (the model's
+// best sets, best first) spread over tilings: where the first splits the reduction, the first
+// top_k - hedges_for(top_k), then per depth j = 1, 2, ... the first set whose split is at most the
+// first's / 2^j, then the rest in order.
+template <class RankedSet>
+std::vector<RankedSet> candidate_sets(const std::vector<RankedSet>& pool, std::size_t top_k, std::size_t count) {
+  const std::vector<RankedSet> spread = spread_ranked_sets(pool, pool.size());
+  count = std::min(count, spread.size());
+  if (spread.empty()) return {};
+  std::vector<bool> taken(spread.size(), false);
+  std::vector<RankedSet> out;
+  auto take = [&](std::size_t i) { taken[i] = true, out.push_back(spread[i]); };
+  const int first_split = grid_split(tiling_of(spread.front().params));
+  const std::size_t hedges = first_split > 1 ? hedges_for(top_k) : 0;
+  for (std::size_t i = 0; i < spread.size() && out.size() < std::min(top_k - hedges, count); ++i) take(i);
+  for (int j = 1; j <= int(hedges) && out.size() < count; ++j)
+    for (std::size_t i = 0; i < spread.size(); ++i)
+      if (!taken[i] && grid_split(tiling_of(spread[i].params)) <= first_split >> j) {
+        take(i);
+        break;
+      }
+  for (std::size_t i = 0; i < spread.size() && out.size() < count; ++i)
+    if (!taken[i]) take(i);
   return out;
 }
 
