@@ -32,16 +32,12 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
     return choice;
   }
   if (candidates) candidates(ranked);
-  for (size_t i = 0; i < ranked.size() && choice.benchmarked < top_k; ++i) {
-    try {
+  for (size_t i = 0; i < ranked.size() && int(choice.timed.size()) < top_k; ++i) try {
       choice.timed.push_back({ranked[i].params, int(i), benchmark(ranked[i].params)});
     } catch (const std::exception& e) {
       choice.failures.push_back(fmt::format("{}: {}", ranked[i].params.str(), e.what()));
-      continue;
     }
-    ++choice.benchmarked;
-  }
-  if (choice.benchmarked == 0)
+  if (choice.timed.empty())
     throw Error(fmt::format("none of the model's {} best parameter sets for {} could run; first failure: {}",
                             ranked.size(), problem, choice.failures.front()));
   // The candidates close to the fastest are timed again, in the reverse order, and keep the lower of
@@ -57,12 +53,12 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
       // A kernel that fails once in two runs is not a candidate.
       choice.failures.push_back(fmt::format("{} (second timing): {}", t.params.str(), e.what()));
       choice.timed.erase(choice.timed.begin() + std::ptrdiff_t(i));
-      --choice.benchmarked;
     }
   }
   if (choice.timed.empty())
     throw Error(fmt::format("none of the model's {} best parameter sets for {} ran twice; first failure: {}",
                             ranked.size(), problem, choice.failures.front()));
+  choice.benchmarked = int(choice.timed.size());
   const TimedSet<Params>& best = *std::ranges::min_element(choice.timed, {}, &TimedSet<Params>::ms);
   choice.params = best.params;
   choice.measured_ms = best.ms;

@@ -115,8 +115,8 @@ int run_focus(const FocusFlags& f) {
   auto prepare = [&](ir::Gemm g, std::uint64_t seed) {
     Batch batch{g, {}};
     std::mt19937_64 pick(seed);
-    // The model's top spread over tilings (the search's candidates, without its hedges): its errors between
-    // tilings are what the next model needs data on.
+    // The model's top spread over tilings (the search's candidates, without its hedges): its
+    // errors between tilings are what the next model needs data on.
     const auto ranked = spread_ranked_sets(rank_gemm_space(g, limits, models.at(g.dtype), 8 * f.top), size_t(f.top));
     std::vector<size_t> chosen;
     for (int i = 0; i < f.best && i < int(ranked.size()); ++i) chosen.push_back(size_t(i));

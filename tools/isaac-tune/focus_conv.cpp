@@ -88,8 +88,8 @@ int run_conv_focus(const ConvFocusFlags& f) {
     std::pair<ir::Conv, std::vector<Candidate>> batch{v, {}};
     std::mt19937_64 pick(seed);
     if (const auto& model = models.at(v.dtype)) {
-      // The model's top spread over tilings (the search's candidates, without its hedges): its errors between
-      // tilings are what the next model needs data on.
+      // The model's top spread over tilings (the search's candidates, without its hedges): its
+      // errors between tilings are what the next model needs data on.
       const auto ranked =
           spread_ranked_sets(rank_conv_space(v, {}, limits, model->model, 8 * f.top), std::size_t(f.top));
       std::vector<size_t> order(ranked.size());

@@ -87,7 +87,7 @@ int run_search(const SearchFlags& f) {
       candidate_sets(rank_gemm_space(g, limits, model, 32 * (f.top + 8), &report), size_t(f.top), size_t(f.top));
   fmt::print("{} with {} (trained on {}):\n", ir::to_string(g), source, model.device);
   fmt::print("  {} legal sets, enumerated in {:.1f} ms, ranked by the model in {:.1f} ms (one core); its best, "
-             "one per tiling, the last hedges against its biases:\n",
+             "one per tiling (where its first splits K, the last three split it less):\n",
              report.legal_sets, report.enumerate_ms, report.evaluate_ms);
   for (size_t i = 0; i < ranked.size(); ++i)
     fmt::print("  {:>3}  {:>8.2f} TFLOP/s predicted  {}\n", i + 1, ranked[i].predicted_tflops, ranked[i].params.str());
