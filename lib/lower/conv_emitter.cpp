@@ -174,7 +174,7 @@ void ConvEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
         continue;
       }
       Value* source_bytes = a.valid ? b_.CreateSelect(a.valid, c32(bytes), c32(0)) : c32(bytes);
-      async_copy(gep(elem_, smem_, index), a.ptr, bytes, source_bytes);
+      async_copy(b_.CreatePtrToInt(gep(elem_, smem_, index), i64_), a.ptr, bytes, source_bytes);
     }
   };
   copy(slots_a_, g_.la, g_.va, 0, l_.stage_a, l_.pitch_a,

@@ -48,19 +48,27 @@ class GemmEmitter : public TiledKernelBuilder {
   struct Operand {
     Value *base, *ld;
     bool k_contiguous;
-    const std::vector<Value*>* offset;
-    const std::vector<Value*>* k_in_tile;
+    const std::vector<Value*>* offset;     // TC=0, per slot: the M or N part of its offset
+    const std::vector<Value*>* k_in_tile;  // TC=0, per slot: its K coordinate within a stage
+    const std::vector<Value*>* start;      // cp.async, per slot: the address of its vector in stage 0
+    const std::vector<Value*>* shared;     // cp.async, per slot: its 32-bit address in shared buffer 0
+    Value* step;                           // cp.async: elements from one stage's addresses to the next's
     const std::vector<llvm::AllocaInst*>* prefetch;
     const std::vector<LoadSlot>* slots;
     int vector, along, region, stage_size, pitch, wgmma_width;
   };
   std::array<Operand, 2> operands() {
-    return {Operand{A_, lda_, g_.a_trans, &a_offset_, &a_k_, &pre_a_, &slots_a_, p_.va, p_.la, 0, l_.stage_a, l_.pitch_a,
-                    wgmma_width(g_.a_trans, 64)},
-            Operand{B_, ldb_, !g_.b_trans, &b_offset_, &b_k_, &pre_b_, &slots_b_, p_.vb, p_.lb,
-                    l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, wgmma_width(!g_.b_trans, 16 * p_.ns)}};
+    return {Operand{A_, lda_, g_.a_trans, &a_offset_, &a_k_, &a_start_, &a_shared_, a_step_, &pre_a_, &slots_a_, p_.va,
+                    p_.la, 0, l_.stage_a, l_.pitch_a, wgmma_width(g_.a_trans, 64)},
+            Operand{B_, ldb_, !g_.b_trans, &b_offset_, &b_k_, &b_start_, &b_shared_, b_step_, &pre_b_, &slots_b_, p_.vb,
+                    p_.lb, l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, wgmma_width(!g_.b_trans, 16 * p_.ns)}};
   }
+  // The global address of slot s's vector in stage `tile` (predicated: also whether it lies before
+  // k_end), for load_tile and for copy_tile_async.
   Value* slot_pointer(const Operand& o, size_t s, Value* tile, bool predicated, Value** in_range);
+  Value* async_source(const Operand& o, size_t s, Value* tile, bool predicated, Value** in_range);
+  // Where slot s's vector goes in shared buffer 0 (cp.async): its 32-bit shared-memory address.
+  Value* shared_address(const Operand& o, size_t s);
   void load_tile(Value* tile, bool predicated) override;
   void copy_tile_async(Value* tile, Value* buffer, bool predicated) override;
   void epilogue() override;
@@ -77,12 +85,12 @@ class GemmEmitter : public TiledKernelBuilder {
   // State of the main kernel while it is emitted.
   Value *A_, *B_, *C_, *W_, *alpha_, *beta_, *M_, *N_, *K_, *lda_, *ldb_, *ldc_;
   Value *bm_, *bn_, *kz_, *bz_;
-  std::vector<Value*> a_offset_, b_offset_;          // per slot: M or N part of the global offset
-  std::vector<Value*> a_k_, b_k_;                    // per slot: K coordinate within a tile
+  std::vector<Value*> a_offset_, b_offset_, a_k_, b_k_;
+  std::vector<Value*> a_start_, b_start_, a_shared_, b_shared_;
+  Value *a_step_ = nullptr, *b_step_ = nullptr;
 };
 
-// The global address of load slot `s` of stage `tile`. The M/N coordinates were clamped once;
-// `predicated` also clamps K and sets *in_range to whether the slot lies before k_end.
+// The M/N coordinates were clamped once; `predicated` also clamps K.
 Value* GemmEmitter::slot_pointer(const Operand& o, size_t s, Value* tile, bool predicated, Value** in_range) {
   Value* k = b_.CreateAdd(b_.CreateAdd(k_begin_, b_.CreateMul(tile, c32(p_.u))), (*o.k_in_tile)[s]);
   if (predicated) {
@@ -94,12 +102,42 @@ Value* GemmEmitter::slot_pointer(const Operand& o, size_t s, Value* tile, bool p
   return gep(elem_, o.base, b_.CreateAdd((*o.offset)[s], k_offset));
 }
 
+// cp.async kernels spend few instructions per copy besides the address, so each slot's address is
+// computed once before the main loop and a stage adds a multiple of the step: recomputing it per
+// stage made 60% of the instructions the f16 LINPACK 4096 winner executed (Nsight Compute). The FMA
+// kernels keep slot_pointer: per-slot pointers cost them registers (f32 LAPACK 3456's winner 127 -> 153).
+// Slots past k_end point at the operand's first element, and copy nothing.
+Value* GemmEmitter::async_source(const Operand& o, size_t s, Value* tile, bool predicated, Value** in_range) {
+  // Not inbounds: past k_end the address is computed but not used.
+  Value* address = b_.CreateGEP(elem_, (*o.start)[s], b_.CreateMul(b_.CreateSExt(tile, i64_), o.step));
+  if (predicated) {
+    auto [lane, row] = load_position(o.along, o.vector);
+    const LoadSlot& slot = (*o.slots)[s];
+    Value* k = b_.CreateAdd(b_.CreateMul(tile, c32(p_.u)), o.k_contiguous ? b_.CreateAdd(c32(slot.c), lane)
+                                                                           : b_.CreateAdd(c32(slot.o), row));
+    *in_range = b_.CreateICmpSLT(k, b_.CreateSub(k_end_, k_begin_));
+    address = b_.CreateSelect(*in_range, address, o.base);
+  }
+  return address;
+}
+
+Value* GemmEmitter::shared_address(const Operand& o, size_t s) {
+  auto [lane, row] = load_position(o.along, o.vector);
+  const LoadSlot& slot = (*o.slots)[s];
+  Value* c = b_.CreateAdd(c32(slot.c), lane);
+  Value* r = b_.CreateAdd(c32(slot.o), row);
+  Value* index = p_.tc == 2 ? (o.k_contiguous ? wgmma_offset(r, c, true, o.wgmma_width)
+                                              : wgmma_offset(c, r, false, o.wgmma_width))
+                            : b_.CreateAdd(b_.CreateMul(r, c32(o.pitch)), c);
+  return b_.CreatePtrToInt(gep(elem_, smem_, b_.CreateAdd(c32(o.region), index)), i32_);
+}
+
 // Loads stage `tile` of this block's K range into the prefetch registers, zeros past k_end where
 // `predicated`.
 void GemmEmitter::load_tile(Value* tile, bool predicated) {
   for (const Operand& o : operands()) {
     llvm::Type* type = vec(elem_, o.vector);
-    for (size_t s = 0; s < o.offset->size(); ++s) {
+    for (size_t s = 0; s < o.slots->size(); ++s) {
       Value* in_range = nullptr;
       Value* value = b_.CreateAlignedLoad(type, slot_pointer(o, s, tile, predicated, &in_range),
                                           llvm::Align(o.vector * l_.elem));
@@ -116,26 +154,20 @@ void GemmEmitter::load_tile(Value* tile, bool predicated) {
 // TC=2: each vector is a 16-byte chunk of a swizzled row (wgmma_offset).
 void GemmEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
   for (const Operand& o : operands()) {
-    auto [lane, row] = load_position(o.along, o.vector);
-    Value* base = b_.CreateAdd(c32(o.region), b_.CreateMul(buffer, c32(o.stage_size)));
+    Value* offset = b_.CreateMul(buffer, c32(o.stage_size * l_.elem));
     const int bytes = o.vector * l_.elem;
-    for (size_t s = 0; s < o.offset->size(); ++s) {
-      const LoadSlot& slot = (*o.slots)[s];
-      Value* c = b_.CreateAdd(c32(slot.c), lane);
-      Value* r = b_.CreateAdd(c32(slot.o), row);
-      Value* index = p_.tc == 2 ? b_.CreateAdd(base, o.k_contiguous ? wgmma_offset(r, c, true, o.wgmma_width)
-                                                                    : wgmma_offset(c, r, false, o.wgmma_width))
-                                : b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(r, c32(o.pitch)), c));
+    for (size_t s = 0; s < o.slots->size(); ++s) {
+      Value* target = b_.CreateAdd((*o.shared)[s], offset);
       Value* in_range = nullptr;
-      Value* source = slot_pointer(o, s, tile, predicated, &in_range);
+      Value* source = async_source(o, s, tile, predicated, &in_range);
       if (bytes < 4) {
         Value* value = b_.CreateAlignedLoad(elem_, source, llvm::Align(l_.elem));
         if (predicated) value = b_.CreateSelect(in_range, value, zero(elem_));
-        b_.CreateAlignedStore(value, gep(elem_, smem_, index), llvm::Align(l_.elem));
+        b_.CreateAlignedStore(value, b_.CreateIntToPtr(target, smem_->getType()), llvm::Align(l_.elem));
         continue;
       }
       Value* source_bytes = predicated ? b_.CreateSelect(in_range, c32(bytes), c32(0)) : c32(bytes);
-      async_copy(gep(elem_, smem_, index), source, bytes, source_bytes);
+      async_copy(target, source, bytes, source_bytes);
     }
   }
 }
@@ -388,30 +420,44 @@ void GemmEmitter::emit_main() {
 
   thread_coordinates();
 
-  // Per load slot: the clamped M (or N) part of the address, and the K coordinate within the tile.
-  auto prepare = [&](bool k_contiguous, Value* ld, Value* extent, int tile, Value* block, int along, int v,
+  // Per load slot: the clamped M (or N) part of the address and the K coordinate within a stage, or
+  // (cp.async) the address in stage 0 and in shared buffer 0.
+  auto prepare = [&](bool k_contiguous, Value* base, Value* ld, Value* extent, int tile, Value* block, int along, int v,
                      const std::vector<LoadSlot>& s, std::vector<Value*>& offset, std::vector<Value*>& k_in_tile,
-                     std::vector<llvm::AllocaInst*>& pre) {
+                     std::vector<Value*>& start, std::vector<llvm::AllocaInst*>& pre) {
     auto [lane, row] = load_position(along, v);
     for (const LoadSlot& slot : s) {
       Value* c = b_.CreateAdd(c32(slot.c), lane);
       Value* o = b_.CreateAdd(c32(slot.o), row);
-      Value* mn_local = k_contiguous ? o : c;
-      Value* mn = b_.CreateAdd(b_.CreateMul(block, c32(tile)), mn_local);
+      Value* mn = b_.CreateAdd(b_.CreateMul(block, c32(tile)), k_contiguous ? o : c);
       // Rows past the edge re-read the last valid one: their results are never stored.
       mn = min32(mn, b_.CreateSub(extent, c32(k_contiguous ? 1 : v)));
       mn = b_.CreateSelect(b_.CreateICmpSLT(mn, c32(0)), c32(0), mn);
       Value* off = b_.CreateSExt(mn, i64_);
       if (k_contiguous) off = b_.CreateMul(off, ld);
-      offset.push_back(off);
-      k_in_tile.push_back(k_contiguous ? c : o);
+      Value* k = k_contiguous ? c : o;
+      if (p_.tc) {
+        Value* k_offset = b_.CreateSExt(b_.CreateAdd(k_begin_, k), i64_);
+        if (!k_contiguous) k_offset = b_.CreateMul(k_offset, ld);
+        start.push_back(b_.CreateGEP(elem_, base, b_.CreateAdd(off, k_offset)));
+      } else {
+        offset.push_back(off);
+        k_in_tile.push_back(k);
+      }
       pre.push_back(local(vec(elem_, v), "prefetch"));
     }
   };
   slots_a_ = slots(l_.ca, l_.oa, p_.la, p_.va);
   slots_b_ = slots(l_.cb, l_.ob, p_.lb, p_.vb);
-  prepare(g_.a_trans, lda_, M_, p_.ml, bm_, p_.la, p_.va, slots_a_, a_offset_, a_k_, pre_a_);
-  prepare(!g_.b_trans, ldb_, N_, p_.nl, bn_, p_.lb, p_.vb, slots_b_, b_offset_, b_k_, pre_b_);
+  prepare(g_.a_trans, A_, lda_, M_, p_.ml, bm_, p_.la, p_.va, slots_a_, a_offset_, a_k_, a_start_, pre_a_);
+  prepare(!g_.b_trans, B_, ldb_, N_, p_.nl, bn_, p_.lb, p_.vb, slots_b_, b_offset_, b_k_, b_start_, pre_b_);
+  if (p_.tc) {
+    a_step_ = g_.a_trans ? c64(p_.u) : b_.CreateMul(c64(p_.u), lda_);
+    b_step_ = !g_.b_trans ? c64(p_.u) : b_.CreateMul(c64(p_.u), ldb_);
+    auto [a, b] = operands();
+    for (size_t s = 0; s < slots_a_.size(); ++s) a_shared_.push_back(shared_address(a, s));
+    for (size_t s = 0; s < slots_b_.size(); ++s) b_shared_.push_back(shared_address(b, s));
+  }
 
   accumulate_and_store(full, total, sm_ >= 90);
 }

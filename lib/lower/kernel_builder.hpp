@@ -66,8 +66,8 @@ class KernelBuilder {
   void grid_dependency(const char* op);
   // cp.async (sm_80+): copies `bytes` (4, 8 or 16) from global to shared memory, of which the first
   // `source_bytes` are read and the rest zero-filled; commit closes a group, wait leaves at most
-  // `pending` groups in flight.
-  void async_copy(Value* shared_ptr, Value* global_ptr, int bytes, Value* source_bytes);
+  // `pending` groups in flight. The shared address is an integer, of 32 or 64 bits.
+  void async_copy(Value* shared_address, Value* global_ptr, int bytes, Value* source_bytes);
   void async_commit();
   void async_wait(int pending);
 

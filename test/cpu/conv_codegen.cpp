@@ -247,6 +247,22 @@ TEST_CASE("CONV with CG > 1 for sm_90: main waits for the prepare kernel, which 
   CHECK(older.ptx.find("griddepcontrol") == std::string::npos);
 }
 
+// The CONV kernels compute their shared addresses in 64 bits and hand them to cp.async as such:
+// narrowing them as the GEMM does cost f16 Conv11's winner 3 registers and a block per SM.
+TEST_CASE("CONV cp.async copies take their shared address as a 64-bit register") {
+  ir::Conv v = conv(DType::f16, ImageLayout::nhwc, FilterLayout::krsc, 16, 64, 43, 174, 5, 1, 0);
+  ConvParams p = lower::parse_conv_params("PL=128,KL=64,PS=4,KS=16,U=32,VI=4,VF=4,LI=8,LF=8,TC=1");
+  lower::ConvKernel k = lower::emit_conv(v, p, lower::Target{90, false}, {});
+  int copies = 0, wide = 0;
+  const std::string copy = ".shared.global [";
+  for (auto at = k.ptx.find(copy); at != std::string::npos; at = k.ptx.find(copy, at + 1)) {
+    ++copies;
+    wide += k.ptx.compare(at + copy.size(), 3, "%rd") == 0;
+  }
+  CHECK(copies > 0);
+  CHECK(wide == copies);
+}
+
 TEST_CASE("the CONV look-up table: offsets and taps per reduction index, padded with taps outside the image") {
   // NCHW, c=3, 5x7 image, 3x2 filter, dilation 2: j runs (c, r, s).
   ir::Conv v = ir::dense_conv(DType::f32, 2, 3, 5, 7, 4, 3, 2, 1, 1, 2);

@@ -576,6 +576,43 @@ std::string entry_text(const std::string& ptx, const std::string& name) {
 
 }  // namespace
 
+// cp.async GEMM kernels compute each slot's addresses before the main loop: a stage adds one offset to
+// a 32-bit shared address and one to a 64-bit global one. The per-slot arithmetic this replaced put a
+// 64-bit multiply (by the leading dimension, or to widen the K offset) beside every copy.
+TEST_CASE("cp.async GEMM kernels take 32-bit shared addresses and multiply in 64 bits less often than they copy") {
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  struct Case {
+    DType dtype;
+    bool at, bt;
+    const char* params;
+  };
+  for (const Case& c : {Case{DType::f16, true, false, "ML=32,NL=32,MS=2,NS=4,U=64,KG=8,VA=4,VB=4,LA=16,LB=16,TC=1"},
+                        Case{DType::f64, true, false, "ML=32,NL=32,MS=1,NS=8,U=32,KG=8,VA=2,VB=1,LA=16,LB=32,DB=0,TC=1"},
+                        Case{DType::f16, false, true, "ML=64,NL=64,MS=8,NS=4,U=16,VA=8,VB=8,LA=8,LB=8,TC=2"}}) {
+    auto g = ir::dense_gemm(c.dtype, 2560, 96, 2560, c.at, c.bt);
+    GemmParams p = lower::parse_gemm_params(c.params);
+    INFO(ir::name(c.dtype) << " " << layout_name(c.at, c.bt) << " " << p.str());
+    auto legal = lower::check_gemm(g, p);
+    REQUIRE_MESSAGE(legal.legal, legal.reason);
+    auto kernel = lower::emit_gemm(g, p, lower::Target{90, false});
+    const std::string ptx = entry_text(kernel.ptx, kernel.main_name);
+    const std::string copy = ".shared.global [";
+    const int copies = count(ptx, copy);
+    REQUIRE(copies > 0);
+    CHECK(count(ptx, copy + "%rd") == 0);
+    // From the first copy to the last: the prologue's stages and the main loop, not the epilogue.
+    const std::string copying = ptx.substr(ptx.find(copy), ptx.rfind(copy) - ptx.find(copy));
+    int multiplies = 0;
+    for (const char* op : {"mul.wide.", "mul.lo.s64", "mul.lo.u64", "mad.wide.", "mad.lo.s64", "mad.lo.u64"})
+      multiplies += count(copying, op);
+    CHECK(multiplies < copies / 2);
+  }
+}
+
 TEST_CASE("split modes are named and parsed in one place") {
   for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
     CHECK(lower::parse_split_mode(lower::name(mode)) == mode);
