@@ -49,7 +49,7 @@ class GemmEmitter : public TiledKernelBuilder {
     Value *base, *ld;
     bool k_contiguous;
     const std::vector<Value*>* offset;     // TC=0, per slot: the M or N part of its offset
-    const std::vector<Value*>* k_in_tile;  // TC=0, per slot: its K coordinate within a stage
+    const std::vector<Value*>* k_in_tile;  // per slot: its K coordinate within a stage
     const std::vector<Value*>* start;      // cp.async, per slot: the address of its vector in stage 0
     const std::vector<Value*>* shared;     // cp.async, per slot: its 32-bit address in shared buffer 0
     Value* step;                           // cp.async: elements from one stage's addresses to the next's
@@ -64,7 +64,7 @@ class GemmEmitter : public TiledKernelBuilder {
                     p_.lb, l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, wgmma_width(!g_.b_trans, 16 * p_.ns)}};
   }
   // The global address of slot s's vector in stage `tile` (predicated: also whether it lies before
-  // k_end), for load_tile and for copy_tile_async.
+  // k_end): slot_pointer for load_tile, async_source for copy_tile_async.
   Value* slot_pointer(const Operand& o, size_t s, Value* tile, bool predicated, Value** in_range);
   Value* async_source(const Operand& o, size_t s, Value* tile, bool predicated, Value** in_range);
   // Where slot s's vector goes in shared buffer 0 (cp.async): its 32-bit shared-memory address.
@@ -111,10 +111,7 @@ Value* GemmEmitter::async_source(const Operand& o, size_t s, Value* tile, bool p
   // Not inbounds: past k_end the address is computed but not used.
   Value* address = b_.CreateGEP(elem_, (*o.start)[s], b_.CreateMul(b_.CreateSExt(tile, i64_), o.step));
   if (predicated) {
-    auto [lane, row] = load_position(o.along, o.vector);
-    const LoadSlot& slot = (*o.slots)[s];
-    Value* k = b_.CreateAdd(b_.CreateMul(tile, c32(p_.u)), o.k_contiguous ? b_.CreateAdd(c32(slot.c), lane)
-                                                                           : b_.CreateAdd(c32(slot.o), row));
+    Value* k = b_.CreateAdd(b_.CreateMul(tile, c32(p_.u)), (*o.k_in_tile)[s]);
     *in_range = b_.CreateICmpSLT(k, b_.CreateSub(k_end_, k_begin_));
     address = b_.CreateSelect(*in_range, address, o.base);
   }
@@ -420,8 +417,8 @@ void GemmEmitter::emit_main() {
 
   thread_coordinates();
 
-  // Per load slot: the clamped M (or N) part of the address and the K coordinate within a stage, or
-  // (cp.async) the address in stage 0 and in shared buffer 0.
+  // Per load slot: the K coordinate within a stage, and the clamped M (or N) part of the address or
+  // (cp.async) the address in stage 0.
   auto prepare = [&](bool k_contiguous, Value* base, Value* ld, Value* extent, int tile, Value* block, int along, int v,
                      const std::vector<LoadSlot>& s, std::vector<Value*>& offset, std::vector<Value*>& k_in_tile,
                      std::vector<Value*>& start, std::vector<llvm::AllocaInst*>& pre) {
@@ -436,13 +433,13 @@ void GemmEmitter::emit_main() {
       Value* off = b_.CreateSExt(mn, i64_);
       if (k_contiguous) off = b_.CreateMul(off, ld);
       Value* k = k_contiguous ? c : o;
+      k_in_tile.push_back(k);
       if (p_.tc) {
         Value* k_offset = b_.CreateSExt(b_.CreateAdd(k_begin_, k), i64_);
         if (!k_contiguous) k_offset = b_.CreateMul(k_offset, ld);
         start.push_back(b_.CreateGEP(elem_, base, b_.CreateAdd(off, k_offset)));
       } else {
         offset.push_back(off);
-        k_in_tile.push_back(k);
       }
       pre.push_back(local(vec(elem_, v), "prefetch"));
     }

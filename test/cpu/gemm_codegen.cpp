@@ -58,6 +58,13 @@ struct Rng {
 
 std::string layout_name(bool a_trans, bool b_trans) { return std::string(a_trans ? "T" : "N") + (b_trans ? "T" : "N"); }
 
+// How many times `what` occurs in `text`.
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // A legal f32 NN set of 256 threads the rejection tests start from (the issue's example).
 GemmParams base_params() { return lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=4,U=8,VA=2,VB=1,LA=32,LB=8"); }
 
@@ -415,11 +422,6 @@ TEST_CASE("legality: TC=2 (wgmma) needs f16 GEMM on sm_90, f32 accumulation, 16-
 // A TC=2 kernel is sm_90a PTX: per stage and warp group, MS/8 wgmma per 16-deep step, one commit and
 // one wait that leaves the stage's products in flight; the copies are fenced for the async proxy.
 TEST_CASE("f16 TC=2 kernels are sm_90a PTX with U/16 x MS/8 wgmma per stage for every layout") {
-  auto count = [](const std::string& text, const std::string& what) {
-    int n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
   for (int layout = 0; layout < 4; ++layout) {
     const bool at = layout & 1, bt = layout & 2;
     auto g = ir::dense_gemm(DType::f16, 512, 512, 512, at, bt);
@@ -580,11 +582,6 @@ std::string entry_text(const std::string& ptx, const std::string& name) {
 // a 32-bit shared address and one to a 64-bit global one. The per-slot arithmetic this replaced put a
 // 64-bit multiply (by the leading dimension, or to widen the K offset) beside every copy.
 TEST_CASE("cp.async GEMM kernels take 32-bit shared addresses and multiply in 64 bits less often than they copy") {
-  auto count = [](const std::string& text, const std::string& what) {
-    int n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
   struct Case {
     DType dtype;
     bool at, bt;
@@ -654,11 +651,6 @@ TEST_CASE("split kernels for sm_90 wait for the kernel before them, prepare lets
 // its 8-row tiles into m16n8k4 there (MS=1 leaves single m8n8k4), and keeps m8n8k4 on sm_80, which
 // has no other f64 shape.
 TEST_CASE("f64 TC=1 kernels use mma.m16n8k4 on sm_90 and mma.m8n8k4 on sm_80") {
-  auto count = [](const std::string& text, const std::string& what) {
-    int n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
   const std::string wide = "mma.sync.aligned.m16n8k4.row.col.f64", narrow = "mma.sync.aligned.m8n8k4.row.col.f64";
   auto g = ir::dense_gemm(DType::f64, 512, 512, 512, false, true);
   for (const char* params : {"ML=64,NL=64,MS=8,NS=4,U=16,VA=2,VB=2,LA=32,LB=32,DB=0,TC=1",
