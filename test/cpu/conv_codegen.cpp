@@ -9,6 +9,7 @@
 #include <isaac/lower/target.hpp>
 
 #include "support/legality_checks.hpp"
+#include "support/occurrences.hpp"
 #include "support/parallel_compile.hpp"
 
 #include <fmt/format.h>
@@ -253,14 +254,10 @@ TEST_CASE("CONV cp.async copies take their shared address as a 64-bit register")
   ir::Conv v = conv(DType::f16, ImageLayout::nhwc, FilterLayout::krsc, 16, 64, 43, 174, 5, 1, 0);
   ConvParams p = lower::parse_conv_params("PL=128,KL=64,PS=4,KS=16,U=32,VI=4,VF=4,LI=8,LF=8,TC=1");
   lower::ConvKernel k = lower::emit_conv(v, p, lower::Target{90, false}, {});
-  int copies = 0, wide = 0;
   const std::string copy = ".shared.global [";
-  for (auto at = k.ptx.find(copy); at != std::string::npos; at = k.ptx.find(copy, at + 1)) {
-    ++copies;
-    wide += k.ptx.compare(at + copy.size(), 3, "%rd") == 0;
-  }
+  const int copies = count(k.ptx, copy);
   CHECK(copies > 0);
-  CHECK(wide == copies);
+  CHECK(count(k.ptx, copy + "%rd") == copies);
 }
 
 TEST_CASE("the CONV look-up table: offsets and taps per reduction index, padded with taps outside the image") {

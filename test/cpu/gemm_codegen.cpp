@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "support/legality_checks.hpp"
+#include "support/occurrences.hpp"
 #include "support/parallel_compile.hpp"
 
 #include <algorithm>
@@ -57,13 +58,6 @@ struct Rng {
 };
 
 std::string layout_name(bool a_trans, bool b_trans) { return std::string(a_trans ? "T" : "N") + (b_trans ? "T" : "N"); }
-
-// How many times `what` occurs in `text`.
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 // A legal f32 NN set of 256 threads the rejection tests start from (the example).
 GemmParams base_params() { return lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=4,U=8,VA=2,VB=1,LA=32,LB=8"); }
