@@ -2,10 +2,12 @@
 #include <isaac/gemm.hpp>
 #include <isaac/kernel_cache.hpp>
 #include <isaac/lower/ptxas.hpp>
+#include <isaac/runtime/tensor_map.hpp>
 #include <isaac/runtime/workspaces.hpp>
 
 #include <fmt/format.h>
 
+#include <array>
 #include <optional>
 
 namespace isaac {
@@ -90,7 +92,17 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
     void* args[] = {&c, beta_arg, &m, &n, &ldc, &sc};
     runtime::launch(*s.prepare, dim(grid.helper), {helper_threads}, 0, stream, args);
   }
-  void* args[] = {&c, &a, &b, &w, alpha_arg, beta_arg, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc};
+  // TMA=1: the maps depend on the pointers, so they are built for each launch (microseconds on the host).
+  std::array<runtime::TensorMap, 2> maps;
+  if (s.params.tma) {
+    auto boxes = lower::gemm_tensor_boxes(g, s.params);
+    runtime::DevicePtr bases[] = {a, b};
+    for (int i = 0; i < 2; ++i)
+      maps[i] = runtime::encode_tensor_map(bases[i], static_cast<int>(ir::size_of(g.dtype)), boxes[i].dims,
+                                           boxes[i].strides, boxes[i].box,
+                                           static_cast<runtime::TensorSwizzle>(boxes[i].swizzle_bytes));
+  }
+  void* args[] = {&c, &a, &b, &w, alpha_arg, beta_arg, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &maps[0], &maps[1]};
   // With a helper kernel, the kernel after it may start early (prepare -> main, main -> reduce): it waits
   // for the one before only where it needs its results, which hides a launch latency on short GEMMs.
   auto after_helper = s.kernel.overlaps_previous ? runtime::LaunchOrder::overlap_previous

@@ -49,6 +49,7 @@ std::vector<lower::GemmParams> neighbours(const ir::Gemm& g, const lower::GemmPa
   std::vector<lower::GemmParams> out;
   std::set<std::string> seen{p.str()};
   auto keep = [&](lower::GemmParams q) {
+    q.tma = q.tc == 2;  // gemm_space's TC=2 sets copy with TMA
     tune::fit_load_layouts(g, q);
     if (outside_space(g, q, limits)) return;
     if (seen.insert(q.str()).second) out.push_back(q);

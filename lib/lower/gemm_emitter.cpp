@@ -56,12 +56,15 @@ class GemmEmitter : public TiledKernelBuilder {
     const std::vector<llvm::AllocaInst*>* prefetch;
     const std::vector<LoadSlot>* slots;
     int vector, along, region, stage_size, pitch, wgmma_width;
+    Value *map, *block;  // TMA: the tensor map's generic address; the block's tile index along M/N
+    int tile;            // ML or NL
   };
   std::array<Operand, 2> operands() {
     return {Operand{A_, lda_, g_.a_trans, &a_offset_, &a_k_, &a_start_, &a_shared_, a_step_, &pre_a_, &slots_a_, p_.va,
-                    p_.la, 0, l_.stage_a, l_.pitch_a, wgmma_width(g_.a_trans, 64)},
+                    p_.la, 0, l_.stage_a, l_.pitch_a, wgmma_width(g_.a_trans, 64), a_map_, bm_, p_.ml},
             Operand{B_, ldb_, !g_.b_trans, &b_offset_, &b_k_, &b_start_, &b_shared_, b_step_, &pre_b_, &slots_b_, p_.vb,
-                    p_.lb, l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, wgmma_width(!g_.b_trans, 16 * p_.ns)}};
+                    p_.lb, l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, wgmma_width(!g_.b_trans, 16 * p_.ns), b_map_,
+                    bn_, p_.nl}};
   }
   // The global address of slot s's vector in stage `tile` (predicated: also whether it lies before
   // k_end): slot_pointer for load_tile, async_source for copy_tile_async.
@@ -71,6 +74,7 @@ class GemmEmitter : public TiledKernelBuilder {
   Value* shared_address(const Operand& o, size_t s);
   void load_tile(Value* tile, bool predicated) override;
   void copy_tile_async(Value* tile, Value* buffer, bool predicated) override;
+  void copy_tile_tma(Value* tile, Value* buffer, Value* barrier) override;
   void epilogue() override;
   void staged_epilogue(Value* m0, Value* n0);
   // The address of C's element (m, n) in this block's batch.
@@ -85,6 +89,7 @@ class GemmEmitter : public TiledKernelBuilder {
   // State of the main kernel while it is emitted.
   Value *A_, *B_, *C_, *W_, *alpha_, *beta_, *M_, *N_, *K_, *lda_, *ldb_, *ldc_;
   Value *bm_, *bn_, *kz_, *bz_;
+  Value *a_map_ = nullptr, *b_map_ = nullptr;
   std::vector<Value*> a_offset_, b_offset_, a_k_, b_k_;
   std::vector<Value*> a_start_, b_start_, a_shared_, b_shared_;
   Value *a_step_ = nullptr, *b_step_ = nullptr;
@@ -166,6 +171,26 @@ void GemmEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
       Value* source_bytes = predicated ? b_.CreateSelect(in_range, c32(bytes), c32(0)) : c32(bytes);
       async_copy(target, source, bytes, source_bytes);
     }
+  }
+}
+
+// A K-contiguous operand's stage is one box of U x tile (rows of 2U bytes, as wgmma reads them); an
+// M/N-contiguous one's is tile / R boxes of R x U, one per block of R = width / elem elements along
+// M/N. Rows past M, N or K read as zeros: no clamping, no K tail.
+void GemmEmitter::copy_tile_tma(Value* tile, Value* buffer, Value* barrier) {
+  Value* k = b_.CreateAdd(k_begin_, b_.CreateMul(tile, c32(p_.u)));
+  for (const Operand& o : operands()) {
+    Value* stage = b_.CreateAdd(c32(o.region * l_.elem), b_.CreateMul(buffer, c32(o.stage_size * l_.elem)));
+    Value* stage_address = b_.CreatePtrToInt(gep(b_.getInt8Ty(), smem_, stage), i32_);
+    Value* mn = b_.CreateMul(o.block, c32(o.tile));
+    if (o.k_contiguous) {
+      tensor_copy(stage_address, o.map, {k, mn, bz_}, barrier);
+      continue;
+    }
+    const int row = o.wgmma_width / l_.elem;
+    for (int j = 0; j < o.tile / row; ++j)
+      tensor_copy(b_.CreateAdd(stage_address, c32(j * p_.u * o.wgmma_width)), o.map,
+                  {b_.CreateAdd(mn, c32(j * row)), k, bz_}, barrier);
   }
 }
 
@@ -375,8 +400,22 @@ void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
 }
 
 void GemmEmitter::emit_main() {
-  begin_kernel(name(), {gptr_, gptr_, gptr_, gptr_, scalar_, scalar_, i32_, i32_, i32_, i64_, i64_, i64_, i64_, i64_, i64_},
-               l_.threads);
+  std::vector<llvm::Type*> params{gptr_, gptr_, gptr_, gptr_, scalar_, scalar_, i32_, i32_,
+                                  i32_,  i64_,  i64_,  i64_,  i64_,  i64_,    i64_};
+  const int first_map = static_cast<int>(params.size());
+  if (p_.tma) params.insert(params.end(), 2, llvm::PointerType::get(ctx_, 0));
+  begin_kernel(name(), params, l_.threads);
+  if (p_.tma) {
+    // CUtensorMap: 128 bytes, 64-byte aligned, passed by value and read where it was passed.
+    auto* map_type = llvm::ArrayType::get(b_.getInt8Ty(), 128);
+    for (int i : {first_map, first_map + 1}) {
+      llvm::Argument* map = function_->getArg(i);
+      map->removeAttr(llvm::Attribute::NoAlias);
+      map->addAttr(llvm::Attribute::getWithByValType(ctx_, map_type));
+      map->addAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
+    }
+    mark_grid_constants(*function_, {first_map, first_map + 1});
+  }
   function_->getArg(1)->addAttr(llvm::Attribute::ReadOnly);
   function_->getArg(2)->addAttr(llvm::Attribute::ReadOnly);
   auto arg = function_->arg_begin();
@@ -385,6 +424,10 @@ void GemmEmitter::emit_main() {
   Value* stride_a = arg++;
   Value* stride_b = arg++;
   Value* stride_c = arg++;
+  if (p_.tma) {
+    a_map_ = b_.CreatePtrToInt(arg++, i64_);
+    b_map_ = b_.CreatePtrToInt(arg++, i64_);
+  }
 
   tid_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   Value* pid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
@@ -444,6 +487,7 @@ void GemmEmitter::emit_main() {
       pre.push_back(local(vec(elem_, v), "prefetch"));
     }
   };
+  if (p_.tma) return accumulate_and_store(full, total, sm_ >= 90);
   slots_a_ = slots(l_.ca, l_.oa, p_.la, p_.va);
   slots_b_ = slots(l_.cb, l_.ob, p_.lb, p_.vb);
   prepare(g_.a_trans, A_, lda_, M_, p_.ml, bm_, p_.la, p_.va, slots_a_, a_offset_, a_k_, a_start_, pre_a_);
@@ -527,6 +571,28 @@ GemmGrid gemm_grid(const ir::Gemm& g, const GemmParams& p, SplitMode mode) {
     grid.workspace_bytes = acc_bytes * g.m * g.n * p.kg * g.batch;
   }
   return grid;
+}
+
+std::array<GemmTensorBox, 2> gemm_tensor_boxes(const ir::Gemm& g, const GemmParams& p) {
+  GemmLayout l(g.dtype, g.a_trans, g.b_trans, p);
+  auto box = [&](bool k_contiguous, std::int64_t mn, std::int64_t ld, std::int64_t stride, int tile,
+                 int per_instruction) {
+    GemmTensorBox t;
+    const int width = l.wgmma_width(p, k_contiguous, per_instruction);
+    // K = 0 copies nothing, but a tensor map has no empty dimension.
+    const auto k = static_cast<std::uint64_t>(std::max<std::int64_t>(g.k, 1));
+    const auto other = k_contiguous ? static_cast<std::uint64_t>(mn) : k;
+    t.dims = {k_contiguous ? k : static_cast<std::uint64_t>(mn), other, static_cast<std::uint64_t>(g.batch)};
+    const auto ld_bytes = static_cast<std::uint64_t>(ld * l.elem);
+    // With one batch the stride is never used, but must be valid.
+    t.strides = {ld_bytes, g.batch > 1 ? static_cast<std::uint64_t>(stride * l.elem) : ld_bytes * other};
+    t.box = k_contiguous ? std::array<std::uint32_t, 2>{static_cast<std::uint32_t>(p.u), static_cast<std::uint32_t>(tile)}
+                         : std::array<std::uint32_t, 2>{static_cast<std::uint32_t>(width / l.elem),
+                                                        static_cast<std::uint32_t>(p.u)};
+    t.swizzle_bytes = width;
+    return t;
+  };
+  return {box(g.a_trans, g.m, g.lda, g.stride_a, p.ml, 64), box(!g.b_trans, g.n, g.ldb, g.stride_b, p.nl, 16 * p.ns)};
 }
 
 GemmKernel emit_gemm(const ir::Gemm& g, const GemmParams& p, const Target& target, SplitMode mode) {

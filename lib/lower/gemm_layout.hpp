@@ -74,7 +74,7 @@ struct GemmLayout {
     oa = a_trans ? p.ml : p.u;
     cb = b_trans ? p.nl : p.u;
     ob = b_trans ? p.u : p.nl;
-    if (p.la > 0 && p.lb > 0 && p.va > 0 && p.vb > 0 && threads > 0) {
+    if (!p.tma && p.la > 0 && p.lb > 0 && p.va > 0 && p.vb > 0 && threads > 0) {  // TMA=1: no thread loads
       loads_a = (ca / std::max(1, p.la * p.va)) * (oa / std::max(1, threads / p.la));
       loads_b = (cb / std::max(1, p.lb * p.vb)) * (ob / std::max(1, threads / p.lb));
     }
@@ -91,9 +91,18 @@ struct GemmLayout {
   int staging_bytes(const GemmParams& p) const {
     return staged_stores(p) ? p.nl * staging_pitch(p) * acc_elem : 0;
   }
-  // CONV's footprint; GEMM's adds the staging of its stores.
+  // CONV's footprint; GEMM's adds the staging of its stores and, TMA=1, one 8-byte mbarrier per stage
+  // after everything else (the staging reuses the tiles' memory once the main loop is over).
   int shared_bytes(const GemmParams& p) const { return std::max(tile_bytes(), reduction_bytes(p)); }
-  int gemm_shared_bytes(const GemmParams& p) const { return std::max(shared_bytes(p), staging_bytes(p)); }
+  int barriers_offset(const GemmParams& p) const { return (std::max(shared_bytes(p), staging_bytes(p)) + 7) / 8 * 8; }
+  int gemm_shared_bytes(const GemmParams& p) const {
+    return p.tma ? barriers_offset(p) + 8 * stages : std::max(shared_bytes(p), staging_bytes(p));
+  }
+  // TC=2: the bytes of one row of an operand's swizzled shared-memory tile (32, 64 or 128: wgmma's
+  // swizzle modes): 2U for a K-contiguous operand, else the M/N extent of one wgmma (up to 128).
+  int wgmma_width(const GemmParams& p, bool k_contiguous, int mn_per_instruction) const {
+    return std::min(128, (k_contiguous ? p.u : mn_per_instruction) * elem);
+  }
 };
 
 }  // namespace isaac::lower

@@ -97,14 +97,22 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
   if (dtype == ir::DType::f16 && !p.acc32 && p.ms % 2)
     return no<Explain>("f16 accumulation works on f16x2 pairs along M: MS={} must be even", p.ms);
   if (auto r = check_tensor_core_tiling<Explain>(dtype, p, device, gemm_keys); !r) return r;
+  if (p.tma != 0 && p.tma != 1) return no<Explain>("TMA={} must be 0 or 1", p.tma);
+  if (p.tma && p.tc != 2)
+    return no<Explain>("TMA=1 copies the stages of a wgmma kernel: it needs TC=2, not TC={}", p.tc);
+  if (p.tma && (p.ml > 256 || p.nl > 256))
+    return no<Explain>("TMA=1 copies a tile in boxes of at most 256 rows: ML={} and NL={} must not exceed 256", p.ml,
+                       p.nl);
   GemmLayout l(dtype, a_trans, b_trans, p);
   if (l.threads % 32) return no<Explain>("(ML/MS)x(NL/NS)xKL = {} threads is not a whole number of warps", l.threads);
   if (l.threads > device.max_threads_per_block)
     return no<Explain>("{} threads per block exceed the device's {}", l.threads, device.max_threads_per_block);
   for (auto [name, v] : {std::pair{"VA", p.va}, {"VB", p.vb}})
     if (v * l.elem > 16) return no<Explain>("{}={} exceeds 16-byte loads for {}-byte elements", name, v, l.elem);
-  if (auto r = check_load_layout<Explain>('A', l.ca, l.oa, l.threads, p.la, p.va); !r) return r;
-  if (auto r = check_load_layout<Explain>('B', l.cb, l.ob, l.threads, p.lb, p.vb); !r) return r;
+  if (!p.tma) {  // TMA=1: no thread loads the tiles
+    if (auto r = check_load_layout<Explain>('A', l.ca, l.oa, l.threads, p.la, p.va); !r) return r;
+    if (auto r = check_load_layout<Explain>('B', l.cb, l.ob, l.threads, p.lb, p.vb); !r) return r;
+  }
   if (int smem = l.gemm_shared_bytes(p); smem > device.max_shared_per_block)
     return no<Explain>("{} bytes of shared memory exceed the device's {} per block", smem,
                           device.max_shared_per_block);
@@ -160,6 +168,9 @@ Legality check_problem(const ir::Gemm& g, const GemmParams& p, const DeviceLimit
   };
   if (auto r = check_vector('A', p.va, g.a_trans ? g.k : g.m, g.lda, g.stride_a, g.align_a); !r) return r;
   if (auto r = check_vector('B', p.vb, g.b_trans ? g.n : g.k, g.ldb, g.stride_b, g.align_b); !r) return r;
+  if (p.tma && g.batch > 1 && (g.stride_a == 0 || g.stride_b == 0))
+    return no<Explain>("TMA=1 reads the batches along a tensor map's third axis, which cannot repeat an operand: "
+                       "batch strides of 0 need TMA=0");
   std::int64_t k_tiles = (g.k + p.u - 1) / p.u;
   if (p.kg > 1 && p.kg > k_tiles)
     return no<Explain>("KG={} splits K={} into more pieces than its {} tiles of U={}", p.kg, g.k, k_tiles, p.u);

@@ -5,6 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <iterator>
+
 namespace isaac::lower {
 
 namespace {
@@ -16,18 +20,29 @@ constexpr ParamField<GemmParams> fields[] = {
     {"VA", &GemmParams::va}, {"VB", &GemmParams::vb}, {"LA", &GemmParams::la}, {"LB", &GemmParams::lb},
     {"DB", &GemmParams::db}, {"SW", &GemmParams::sw}, {"ACC", &GemmParams::acc32}, {"TC", &GemmParams::tc},
 };
+// Keys written only where set, so that every set without them keeps its text (caches, CSVs, models).
+constexpr ParamField<GemmParams> optional_fields[] = {{"TMA", &GemmParams::tma}};
+constexpr auto all_fields = [] {
+  std::array<ParamField<GemmParams>, std::size(fields) + std::size(optional_fields)> all{};
+  std::copy(std::begin(fields), std::end(fields), all.begin());
+  std::copy(std::begin(optional_fields), std::end(optional_fields), all.begin() + std::size(fields));
+  return all;
+}();
 
 }  // namespace
 
 // ACC is stored as acc32 (1 or 0) and written as the accumulator's width, 32 or 16.
 std::string GemmParams::str() const {
-  return params_to_text<GemmParams>(*this, fields, [](int GemmParams::*field, int value) {
+  std::string text = params_to_text<GemmParams>(*this, fields, [](int GemmParams::*field, int value) {
     return field == &GemmParams::acc32 ? (value ? 32 : 16) : value;
   });
+  for (auto [key, field] : optional_fields)
+    if (this->*field) text += fmt::format(",{}={}", key, this->*field);
+  return text;
 }
 
 GemmParams parse_gemm_params(std::string_view text) {
-  return params_from_text<GemmParams>(text, "GEMM", fields, [](int GemmParams::*field, int number) {
+  return params_from_text<GemmParams>(text, "GEMM", std::span<const ParamField<GemmParams>>(all_fields), [](int GemmParams::*field, int number) {
     if (field != &GemmParams::acc32) return number;
     if (number != 16 && number != 32)
       throw InvalidArgument(fmt::format("ACC={} is not allowed: ACC is 32 or 16 (f16 accumulation)", number));

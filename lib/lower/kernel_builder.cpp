@@ -242,7 +242,7 @@ std::pair<llvm::Value*, llvm::Value*> TiledKernelBuilder::load_position(int alon
 // 128-byte lines), which spreads eight consecutive rows' chunk c, what the tensor cores read at
 // once and eight threads copy at once, over all banks.
 int TiledKernelBuilder::wgmma_width(bool k_contiguous, int mn_per_instruction) const {
-  return std::min(128, (k_contiguous ? t_.u : mn_per_instruction) * l_.elem);
+  return l_.wgmma_width(t_, k_contiguous, mn_per_instruction);
 }
 
 llvm::Value* TiledKernelBuilder::wgmma_unswizzled_bytes(Value* mn, Value* k, bool k_contiguous, int width) {
@@ -666,6 +666,77 @@ void KernelBuilder::async_copy(Value* shared_address, Value* global_ptr, int byt
   b_.CreateCall(asm_fn, {shared_address, b_.CreatePtrToInt(global_ptr, i64_), source_bytes});
 }
 
+void KernelBuilder::ptx_statement(const std::string& text, const std::string& constraints,
+                                  const std::vector<Value*>& args) {
+  std::vector<llvm::Type*> types;
+  for (Value* a : args) types.push_back(a->getType());
+  std::string clobbered = constraints.empty() ? "~{memory}" : constraints + ",~{memory}";
+  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), types, false), text, clobbered, true), args);
+}
+
+void KernelBuilder::mbarrier_init(Value* barrier, int arrivals) {
+  ptx_statement("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", {barrier, c32(arrivals)});
+}
+
+void KernelBuilder::mbarrier_expect_bytes(Value* barrier, int bytes) {
+  ptx_statement("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", {barrier, c32(bytes)});
+}
+
+void KernelBuilder::mbarrier_wait(Value* barrier, Value* parity) {
+  // try_wait returns after a time-out the hardware chooses; the loop asks again. Labels inside braces
+  // are local to them, so the statement may appear many times in a kernel.
+  ptx_statement("{ .reg .pred isaac_done; isaac_wait: mbarrier.try_wait.parity.shared::cta.b64 isaac_done, [$0], $1; "
+                "@!isaac_done bra isaac_wait; }",
+                "r,r", {barrier, parity});
+}
+
+void KernelBuilder::tensor_copy(Value* shared_address, Value* map, const std::array<Value*, 3>& coordinates,
+                                Value* barrier) {
+  ptx_statement("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4}], "
+                "[$5];",
+                "r,l,r,r,r,r", {shared_address, map, coordinates[0], coordinates[1], coordinates[2], barrier});
+}
+
+void TiledKernelBuilder::copy_tile_tma(Value*, Value*, Value*) {
+  throw Error("internal error: TMA copies are implemented for the GEMM template only");
+}
+
+// TMA=1: the TC=2 pipeline with its copies made by the Tensor Memory Accelerator. Buffer b has an
+// mbarrier whose phase completes when the bytes of the stage copied into it have landed; stage t
+// waits for phase t / S of its buffer's barrier. Thread 0 issues each stage's copies S - 2 stages
+// ahead, into the buffer of stage t - 2, after the block's barrier: every warp group has then waited
+// for its wgmma of stage t - 2 (wait_group 1 after issuing stage t - 1). The copies and the tensor
+// cores both use the async proxy, so no proxy fence is needed between them.
+void TiledKernelBuilder::main_loop_tma(Value* total) {
+  const int s = l_.stages, ahead = s - 2;
+  Value* barriers = b_.CreatePtrToInt(gep(b_.getInt8Ty(), smem_, c32(l_.barriers_offset(t_))), i32_);
+  auto barrier_of = [&](Value* buffer) { return b_.CreateAdd(barriers, b_.CreateMul(buffer, c32(8))); };
+  Value* leader = b_.CreateICmpEQ(tid_, c32(0));
+  if_then(leader, [&] {
+    for (int buffer = 0; buffer < s; ++buffer) mbarrier_init(barrier_of(c32(buffer)), 1);
+    // Makes the initialisation visible to the async proxy, which the copies' completions use.
+    ptx_statement("fence.mbarrier_init.release.cluster;", "", {});
+  });
+  barrier();
+  auto issue = [&](Value* tile) {
+    if_then(b_.CreateAnd(leader, b_.CreateICmpSLT(tile, total)), [&] {
+      Value* buffer = b_.CreateURem(tile, c32(s));
+      mbarrier_expect_bytes(barrier_of(buffer), stage_bytes());
+      copy_tile_tma(tile, buffer, barrier_of(buffer));
+    });
+  };
+  for (int t = 0; t < ahead; ++t) issue(c32(t));
+  for_loop(total, [&](Value* t) {
+    Value* buffer = b_.CreateURem(t, c32(s));
+    mbarrier_wait(barrier_of(buffer), b_.CreateAnd(b_.CreateUDiv(t, c32(s)), c32(1)));
+    barrier();
+    issue(b_.CreateAdd(t, c32(ahead)));
+    compute_stage(buffer);
+  });
+  wgmma_op("wgmma.wait_group.sync.aligned 0;");
+  pin_accumulators();
+}
+
 // TC=1: a pipeline of `stages` shared-memory buffers filled by cp.async. Stage t is copied S - 1
 // iterations ahead; one commit group per iteration (empty ones too) keeps wait_group's count exact,
 // and the barrier after the wait also tells every warp that the buffer about to be refilled is no
@@ -705,6 +776,7 @@ void TiledKernelBuilder::main_loop_async(Value* full, Value* total) {
 }
 
 void TiledKernelBuilder::main_loop(Value* full, Value* total) {
+  if (t_.tma) return main_loop_tma(total);
   if (t_.tc) return main_loop_async(full, total);
   auto load_any = [&](Value* tile) {
     if_else(b_.CreateICmpSLT(tile, full), [&] { load_tile(tile, false); }, [&] { load_tile(tile, true); });

@@ -13,6 +13,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 
+#include <array>
 #include <functional>
 #include <string>
 #include <utility>
@@ -70,6 +71,18 @@ class KernelBuilder {
   void async_copy(Value* shared_address, Value* global_ptr, int bytes, Value* source_bytes);
   void async_commit();
   void async_wait(int pending);
+  // sm_90 mbarriers at 32-bit shared addresses, and TMA copies that complete on them:
+  //  - init: a barrier whose phases complete after `arrivals` arrivals (and the bytes they expect);
+  //  - expect_bytes: one arrival that also expects `bytes` from copies before the phase completes;
+  //  - wait: until the phase of parity `parity` (0 or 1) has completed;
+  //  - tensor_copy: cp.async.bulk.tensor of the box at (x, y, z) of the tensor map at generic
+  //    address `map` into shared memory at `shared_address`, counted on `barrier`.
+  void mbarrier_init(Value* barrier, int arrivals);
+  void mbarrier_expect_bytes(Value* barrier, int bytes);
+  void mbarrier_wait(Value* barrier, Value* parity);
+  void tensor_copy(Value* shared_address, Value* map, const std::array<Value*, 3>& coordinates, Value* barrier);
+  // An inline PTX statement without results, with side effects and a memory clobber.
+  void ptx_statement(const std::string& text, const std::string& constraints, const std::vector<Value*>& args);
 
   llvm::LLVMContext& ctx_;
   llvm::Module& module_;
@@ -106,6 +119,10 @@ class TiledKernelBuilder : public KernelBuilder {
   // TC=1: copies stage `tile` of this block's K range into shared-memory buffer `buffer` with
   // cp.async (zeros past the K range where `predicated`).
   virtual void copy_tile_async(Value* tile, Value* buffer, bool predicated) = 0;
+  // TMA=1 (GEMM only): one thread copies stage `tile` into buffer `buffer` with tensor copies that
+  // complete on the mbarrier at `barrier`, which expects the stage's bytes.
+  virtual void copy_tile_tma(Value* tile, Value* buffer, Value* barrier);
+  int stage_bytes() const { return (l_.stage_a + l_.stage_b) * l_.elem; }
   bool a_rows_k() const { return l_.a_rows_k; }
   bool b_rows_k() const { return l_.b_rows_k; }
 
@@ -157,6 +174,7 @@ class TiledKernelBuilder : public KernelBuilder {
   // The stages of [k_begin_, k_end_): `total` of them, the first `full` without K tail.
   void main_loop(Value* full, Value* total);
   void main_loop_async(Value* full, Value* total);
+  void main_loop_tma(Value* total);
   // The kernel's body after its set-up: accumulators, main loop, warp-group reduction, then the
   // epilogue in warp group 0, and the return. With `overlap_previous` (sm_90), the main loop may
   // run while the kernel before (a split's prepare kernel) still does, and the epilogue waits for it.

@@ -71,6 +71,16 @@ void mark_kernel(llvm::Function& fn, int max_threads, int min_blocks) {
   if (min_blocks > 0) add("minctasm", min_blocks);
 }
 
+void mark_grid_constants(llvm::Function& fn, const std::vector<int>& params) {
+  llvm::LLVMContext& ctx = fn.getContext();
+  std::vector<llvm::Metadata*> indices;  // counted from 1
+  for (int p : params)
+    indices.push_back(llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), p + 1)));
+  llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(&fn), llvm::MDString::get(ctx, "grid_constant"),
+                          llvm::MDNode::get(ctx, indices)};
+  fn.getParent()->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
+}
+
 std::string compile_to_ptx(llvm::Module& module, const Target& target, Optimisation level) {
   std::string verify_errors;
   llvm::raw_string_ostream verify_stream(verify_errors);

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace isaac::lower {
 
@@ -16,6 +17,9 @@ std::unique_ptr<llvm::Module> make_nvptx_module(llvm::LLVMContext& context, cons
 // Marks `fn` as a kernel entry point; max_threads > 0 adds .maxntid (a register budget for ptxas),
 // min_blocks > 0 adds .minnctapersm.
 void mark_kernel(llvm::Function& fn, int max_threads = 0, int min_blocks = 0);
+// Marks byval parameters (0-based indices) as grid constants: the kernel reads them in the parameter
+// space, where a TMA copy can find a tensor map, instead of a local copy.
+void mark_grid_constants(llvm::Function& fn, const std::vector<int>& params);
 // How much LLVM optimises before ptxas does (docs/emission.md):
 //  - light: O1, and llc at its default level. Every GEMM sweep winner ran as fast on the H100 as with
 //    full, and emission takes a fifth less time;

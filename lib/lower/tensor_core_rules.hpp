@@ -50,7 +50,9 @@ Legality check_warp_group_tiling(ir::DType dtype, const GemmParams& p, const Dev
   if (p.va != 8 || p.vb != 8)
     return no<Explain>("TC=2 copies its tiles 16 bytes (8 elements) at a time: VA={} and VB={} must be 8", p.va,
                        p.vb);
-  // Eight consecutive threads copy one 16-byte column of eight consecutive rows.
+  // Eight consecutive threads copy one 16-byte column of eight consecutive rows (with TMA=1 no thread
+  // copies, and LA and LB are not used).
+  if (p.tma) return {};
   for (auto [name, along] : {std::pair{"LA", p.la}, {"LB", p.lb}})
     if (along <= 0 || p.threads() % (8 * along))
       return no<Explain>("TC=2: 8 x {}={} must divide the {} threads (eight threads copy eight rows)", name,

@@ -73,7 +73,8 @@ GemmParams with(GemmParams p, const char* text) {
         {"ML", &GemmParams::ml}, {"NL", &GemmParams::nl}, {"MS", &GemmParams::ms}, {"NS", &GemmParams::ns},
         {"U", &GemmParams::u},   {"KS", &GemmParams::ks}, {"KL", &GemmParams::kl}, {"KG", &GemmParams::kg},
         {"VA", &GemmParams::va}, {"VB", &GemmParams::vb}, {"LA", &GemmParams::la}, {"LB", &GemmParams::lb},
-        {"DB", &GemmParams::db}, {"SW", &GemmParams::sw}, {"ACC", &GemmParams::acc32}, {"TC", &GemmParams::tc}};
+        {"DB", &GemmParams::db}, {"SW", &GemmParams::sw}, {"ACC", &GemmParams::acc32}, {"TC", &GemmParams::tc},
+        {"TMA", &GemmParams::tma}};
     auto field = fields.at(key);
     p.*field = one.*field;
   }
@@ -437,6 +438,94 @@ TEST_CASE("f16 TC=2 kernels are sm_90a PTX with U/16 x MS/8 wgmma per stage for 
       CHECK(count(kernel.ptx, "wgmma.wait_group.sync.aligned 1;") == 1);
       CHECK(count(kernel.ptx, "wgmma.wait_group.sync.aligned 0;") == 1);
       CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == 1);
+      if (lower::ptxas_available()) {
+        auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+        REQUIRE_MESSAGE(report.ok, report.log);
+        CHECK(report.spill_stores == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("TMA=1 is written only where set, and needs TC=2, tiles of at most 256 rows and distinct batches") {
+  GemmParams w = lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,LA=16,LB=8,TC=2");
+  CHECK(w.str().find("TMA") == std::string::npos);
+  GemmParams t = with(w, "TMA=1");
+  CHECK(t.tma == 1);
+  CHECK(t.str() == w.str() + ",TMA=1");
+  CHECK(lower::parse_gemm_params(t.str()) == t);
+  CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, t, {}));
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "TMA=2"), {}), "TMA=2 must be 0 or 1");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "TC=1,U=32,MS=4,NS=4,ML=64,NL=64"), {}),
+                 "TMA=1 copies the stages of a wgmma kernel: it needs TC=2, not TC=1");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "ML=512,MS=16,NL=64,NS=4,U=16,LA=64"), {}),
+                 "ML=512 and NL=64 must not exceed 256");
+  auto batched = ir::dense_gemm(DType::f16, 256, 256, 256, false, false, 3);
+  CHECK_LEGAL(lower::check_gemm(batched, t));
+  batched.stride_b = 0;
+  CHECK_LEGAL(lower::check_gemm(batched, w));
+  CHECK_REJECTED(lower::check_gemm(batched, t), "batch strides of 0 need TMA=0");
+}
+
+// The tensor maps the launch builds describe what the kernel copies: each operand as (contiguous
+// axis, other axis, batch); a K-contiguous stage is one box of U x tile rows, an M/N-contiguous one
+// tile / R boxes of R x U, R = 128 bytes of elements (32 NS bytes for B where that is less).
+TEST_CASE("TMA=1: the tensor boxes follow the layout and the swizzled rows wgmma reads") {
+  GemmParams p = lower::parse_gemm_params("ML=128,NL=64,MS=8,NS=4,U=32,VA=8,VB=8,TC=2,TMA=1");
+  auto g = ir::dense_gemm(DType::f16, 300, 200, 100, false, true, 2);  // A M-contiguous, B N-contiguous
+  g.lda = 304, g.ldb = 208, g.stride_a = 304 * 100, g.stride_b = 208 * 100;
+  auto [a, b] = lower::gemm_tensor_boxes(g, p);
+  CHECK(a.dims == std::array<std::uint64_t, 3>{300, 100, 2});
+  CHECK(a.strides == std::array<std::uint64_t, 2>{304 * 2, 304 * 100 * 2});
+  CHECK(a.box == std::array<std::uint32_t, 2>{64, 32});
+  CHECK(a.swizzle_bytes == 128);
+  CHECK(b.dims == std::array<std::uint64_t, 3>{200, 100, 2});
+  CHECK(b.box == std::array<std::uint32_t, 2>{64, 32});  // 16 NS = 64 elements: 128 bytes
+  auto nn = ir::dense_gemm(DType::f16, 300, 200, 100, true, false);  // both K-contiguous
+  auto [ka, kb] = lower::gemm_tensor_boxes(nn, p);
+  CHECK(ka.dims == std::array<std::uint64_t, 3>{100, 300, 1});
+  CHECK(ka.box == std::array<std::uint32_t, 2>{32, 128});
+  CHECK(ka.swizzle_bytes == 64);
+  CHECK(kb.box == std::array<std::uint32_t, 2>{32, 64});
+  CHECK(ka.strides[1] == ka.strides[0] * 300);  // one batch: unused, but a valid stride
+  auto empty = ir::dense_gemm(DType::f16, 64, 64, 0, true, false);
+  CHECK(lower::gemm_tensor_boxes(empty, p)[0].dims[0] == 1);  // K = 0 copies nothing, yet a map has no empty axis
+}
+
+// A TMA kernel copies with cp.async.bulk.tensor from its tensor-map parameters, which stay in the
+// parameter space (no local copy, which TMA could not read), and waits on one mbarrier per stage.
+TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-constant tensor maps, every layout") {
+  for (int layout = 0; layout < 4; ++layout) {
+    const bool at = layout & 1, bt = layout & 2;
+    auto g = ir::dense_gemm(DType::f16, 512, 512, 512, at, bt);
+    for (const char* text : {"ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1",
+                             "ML=128,NL=64,MS=16,NS=4,U=32,VA=8,VB=8,KG=4,TC=2,TMA=1",
+                             "ML=64,NL=32,MS=8,NS=2,U=16,VA=8,VB=8,DB=0,TC=2,TMA=1"}) {
+      GemmParams p = lower::parse_gemm_params(text);
+      lower::fit_gemm_load_layouts(at, bt, p);
+      INFO(layout_name(at, bt) << " " << p.str());
+      auto legal = lower::check_gemm(g, p);
+      REQUIRE_MESSAGE(legal.legal, legal.reason);
+      auto kernel = lower::emit_gemm(g, p, lower::Target{90, false});
+      const std::string& ptx = kernel.ptx;  // with KG > 1 also the prepare kernel, which copies nothing
+      CHECK(count(ptx, "cp.async.cg") == 0);
+      CHECK(count(ptx, ".param .align 64 .b8 " + kernel.main_name + "_param_15[128]") == 1);
+      CHECK(count(ptx, ".param .align 64 .b8 " + kernel.main_name + "_param_16[128]") == 1);
+      CHECK(count(ptx, "cvta.param.u64") == 2);
+      CHECK(count(ptx, "__local_depot") == 0);
+      const int stages = p.db ? 4 : 3;
+      CHECK(count(ptx, "mbarrier.init.shared::cta.b64") == stages);
+      // Copies per stage: one box for a K-contiguous operand, tile / R for the other.
+      auto boxes = lower::gemm_tensor_boxes(g, p);
+      auto copies = [](const lower::GemmTensorBox& box, int tile) {
+        return box.box[1] == static_cast<std::uint32_t>(tile) ? 1 : tile / static_cast<int>(box.box[0]);
+      };
+      const int per_stage = copies(boxes[0], p.ml) + copies(boxes[1], p.nl);
+      // Issued in the prologue (S - 2 stages, unrolled) and once in the loop.
+      CHECK(count(ptx, "cp.async.bulk.tensor.3d") == per_stage * (stages - 1));
+      CHECK(count(ptx, "mbarrier.arrive.expect_tx") == stages - 1);
+      CHECK(count(ptx, "mbarrier.try_wait.parity") == 1);
+      CHECK(kernel.shared_bytes == lower::gemm_shared_bytes(DType::f16, at, bt, p));
       if (lower::ptxas_available()) {
         auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
         REQUIRE_MESSAGE(report.ok, report.log);

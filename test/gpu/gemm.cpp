@@ -126,8 +126,9 @@ std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
 
 // TC=2 (wgmma, sm_90 only) f16 kernels: random TC=2 sets for every layout at awkward sizes, with KG
 // splits in both modes. Their 16-byte copies need contiguous extents and leading dimensions that are
-// multiples of 8: those extents are rounded up, the others stay awkward.
-std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits) {
+// multiples of 8: those extents are rounded up, the others stay awkward. With `tma`, sets with TMA=1,
+// whose copies read zeros past every edge instead.
+std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits, bool tma = false) {
   std::vector<Case> cases;
   if (limits.sm != 90) return cases;
   std::mt19937_64 rng(90);
@@ -142,8 +143,12 @@ std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits) {
       ir::Gemm g = padded(ir::DType::f16, at ? s.m : round8(s.m), bt ? round8(s.n) : s.n,
                           at || !bt ? round8(s.k) : s.k, at, bt, s.batch, s.pad);
       std::vector<lower::GemmParams> wgmma;
-      for (const auto& p : lower::gemm_space(g, limits))
-        if (p.tc == 2) wgmma.push_back(p);
+      // The space's TC=2 sets copy with TMA; some of them need it (their LA and LB do not tile a
+      // cp.async copy), so the cp.async family keeps those legal without it.
+      for (auto p : lower::gemm_space(g, limits)) {
+        p.tma = tma;
+        if (p.tc == 2 && lower::gemm_legal(g, p, limits)) wgmma.push_back(p);
+      }
       REQUIRE_MESSAGE(!wgmma.empty(), "no TC=2 parameters for " << ir::to_string(g));
       auto any = [&] { return wgmma[std::uniform_int_distribution<size_t>(0, wgmma.size() - 1)(rng)]; };
       for (int i = 0; i < 3; ++i) cases.push_back({g, 1.25, i % 2 ? 0.0 : -0.75, any(), lower::SplitMode::atomic});
@@ -266,7 +271,16 @@ TEST_CASE("GEMM TC=2: f16 wgmma kernels match the float64 reference in every lay
   compile_and_check(make_wgmma_cases(limits));
 }
 
-// A twelfth of the cases (and a sixth of the TC=1 and TC=2 cases), small enough to run under compute-sanitizer:
+TEST_CASE("GEMM TC=2 TMA=1: f16 wgmma kernels fed by the Tensor Memory Accelerator match the float64 reference") {
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm != 90) {
+    MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
+    return;
+  }
+  compile_and_check(make_wgmma_cases(limits, true));
+}
+
+// A twelfth of the cases (and a sixth of the TC=1, TC=2 and TMA=1 cases), small enough to run under compute-sanitizer:
 //   compute-sanitizer --tool memcheck test_gpu_gemm -tc="*sample*"
 TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
   const auto limits = device_limits(runtime::device_info(0));
@@ -280,6 +294,9 @@ TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
   auto wgmma = make_wgmma_cases(limits);
   for (size_t i = 0; i < wgmma.size(); i += 6)
     if (wgmma[i].problem.k < 10000) sample.push_back(wgmma[i]);
+  auto tma = make_wgmma_cases(limits, true);
+  for (size_t i = 3; i < tma.size(); i += 6)
+    if (tma[i].problem.k < 10000) sample.push_back(tma[i]);
   compile_and_check(sample);
 }
 

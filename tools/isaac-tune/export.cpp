@@ -361,6 +361,11 @@ struct Kernel {
 };
 
 void compile(Kernel& k, const lower::Target& target, bool cubin) {
+  // The generated launcher passes no tensor maps.
+  if (k.params.tma)
+    throw InvalidArgument(fmt::format("{}: TMA=1 kernels cannot be exported yet (their launch builds tensor maps); use "
+                                      "TMA=0",
+                                      k.params.str()));
   k.code = lower::emit_gemm(k.problem, k.params, target, k.mode);
   if (!cubin) return;
   const lower::PtxasReport report = lower::run_ptxas(k.code.ptx, target, k.code.main_name, &k.code.cubin);

@@ -30,6 +30,11 @@ struct GemmParams {
   // product per thread. TC=2 (f16 GEMM, sm_90a): each warp group of 128 threads multiplies its
   // (8 MS) x (16 NS) tile with wgmma.mma_async m64nNk16 (N = 16 NS) straight from shared memory.
   int tc = 0;
+  // TMA=1 (TC=2 only): one thread copies each stage of A and B with the Tensor Memory Accelerator
+  // (cp.async.bulk.tensor, zeros past the edges) and the warps wait on the stage's mbarrier, instead
+  // of every thread copying 16-byte vectors with cp.async. The kernel then takes two tensor maps.
+  // Written in the text form only when set.
+  int tma = 0;
 
   int threads() const { return (ml / ms) * (nl / ns) * kl; }
   // "ML=64,NL=64,MS=4,NS=4,U=8,KS=1,KL=1,KG=1,VA=1,VB=1,LA=16,LB=16,DB=1,SW=1,ACC=32,TC=0"
@@ -78,6 +83,7 @@ SplitMode parse_split_mode(std::string_view text);
 
 // Kernel arguments, in this order, for every kernel of a GemmKernel:
 //   main:    (C*, A*, B*, W*, alpha, beta, i32 M, N, K, i64 lda, ldb, ldc, stride_a, stride_b, stride_c)
+//            and with TMA=1 the tensor maps of A and B by value (gemm_tensor_boxes, runtime::TensorMap)
 //   prepare: (C*, beta, i32 M, N, i64 ldc, stride_c)                        grid (ceil(M*N/256), 1, batch)
 //   reduce:  (C*, W*, alpha, beta, i32 M, N, i64 ldc, stride_c)              grid (ceil(M*N/256), 1, batch)
 // alpha and beta are f64 for f64 problems and f32 otherwise (f16 results are computed in f32 then rounded).
@@ -104,6 +110,18 @@ struct GemmGrid {
 };
 
 GemmGrid gemm_grid(const ir::Gemm& problem, const GemmParams& p, SplitMode mode);
+
+// TMA=1: the tensor map one operand's copies read, in runtime::encode_tensor_map's terms. The
+// operand is seen as (contiguous axis, other axis, batch); each copy brings one box of
+// box[0] x box[1] elements into shared memory, its rows swizzled in `swizzle_bytes`.
+struct GemmTensorBox {
+  std::array<std::uint64_t, 3> dims{};
+  std::array<std::uint64_t, 2> strides{};  // bytes, of the other axis and of the batch
+  std::array<std::uint32_t, 2> box{};
+  int swizzle_bytes = 0;
+};
+// A's and B's, for a problem that passes check_gemm with these parameters.
+std::array<GemmTensorBox, 2> gemm_tensor_boxes(const ir::Gemm& problem, const GemmParams& p);
 
 // Emits the kernels for the problem's dtype and layout. Throws InvalidArgument when
 // check_gemm_params rejects the parameters.
