@@ -192,13 +192,16 @@ void KernelBuilder::predicated_vector_red(Value* ptr, std::vector<Value*> values
   }
 }
 
-void KernelBuilder::memory_fence() {
-  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), "", "~{memory}", true));
-}
+void KernelBuilder::memory_fence() { ptx_statement("", "", {}); }
 
-void KernelBuilder::grid_dependency(const char* op) {
-  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false),
-                                     fmt::format("griddepcontrol.{};", op), "~{memory}", true));
+void KernelBuilder::grid_dependency(const char* op) { ptx_statement(fmt::format("griddepcontrol.{};", op), "", {}); }
+
+void KernelBuilder::ptx_statement(const std::string& text, const std::string& constraints,
+                                  const std::vector<Value*>& args) {
+  std::vector<llvm::Type*> types;
+  for (Value* a : args) types.push_back(a->getType());
+  std::string clobbered = constraints.empty() ? "~{memory}" : constraints + ",~{memory}";
+  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), types, false), text, clobbered, true), args);
 }
 
 // ---- TiledKernelBuilder
@@ -643,15 +646,9 @@ void TiledKernelBuilder::reduce_warp_groups() {
   });
 }
 
-void KernelBuilder::async_commit() {
-  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), "cp.async.commit_group;",
-                                     "~{memory}", true));
-}
+void KernelBuilder::async_commit() { ptx_statement("cp.async.commit_group;", "", {}); }
 
-void KernelBuilder::async_wait(int pending) {
-  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false),
-                                     fmt::format("cp.async.wait_group {};", pending), "~{memory}", true));
-}
+void KernelBuilder::async_wait(int pending) { ptx_statement(fmt::format("cp.async.wait_group {};", pending), "", {}); }
 
 void KernelBuilder::async_copy(Value* shared_address, Value* global_ptr, int bytes, Value* source_bytes) {
   // .cg (L2 only) takes 16-byte copies; 4- and 8-byte copies need .ca.
@@ -659,19 +656,8 @@ void KernelBuilder::async_copy(Value* shared_address, Value* global_ptr, int byt
   // 32 bits, while widening the CONV's to fit would cost it registers (f16 Conv11: 168 -> 171, one block
   // fewer per SM).
   const bool narrow = shared_address->getType() == i32_;
-  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {shared_address->getType(), i64_, i32_}, false);
-  auto* asm_fn = llvm::InlineAsm::get(
-      type, fmt::format("cp.async.{}.shared.global [$0], [$1], {}, $2;", bytes == 16 ? "cg" : "ca", bytes),
-      narrow ? "r,l,r,~{memory}" : "l,l,r,~{memory}", true);
-  b_.CreateCall(asm_fn, {shared_address, b_.CreatePtrToInt(global_ptr, i64_), source_bytes});
-}
-
-void KernelBuilder::ptx_statement(const std::string& text, const std::string& constraints,
-                                  const std::vector<Value*>& args) {
-  std::vector<llvm::Type*> types;
-  for (Value* a : args) types.push_back(a->getType());
-  std::string clobbered = constraints.empty() ? "~{memory}" : constraints + ",~{memory}";
-  b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), types, false), text, clobbered, true), args);
+  ptx_statement(fmt::format("cp.async.{}.shared.global [$0], [$1], {}, $2;", bytes == 16 ? "cg" : "ca", bytes),
+                narrow ? "r,l,r" : "l,l,r", {shared_address, b_.CreatePtrToInt(global_ptr, i64_), source_bytes});
 }
 
 void KernelBuilder::mbarrier_init(Value* barrier, int arrivals) {

@@ -59,6 +59,8 @@ class KernelBuilder {
   // with as few reductions as the target allows: f16 pairs as f16x2 words, and on sm_90 one
   // vector reduction of up to four f32 or f16x2 words.
   void predicated_vector_red(Value* ptr, std::vector<Value*> values, Value* pred, int sm);
+  // An inline PTX statement without results, with side effects and a memory clobber.
+  void ptx_statement(const std::string& text, const std::string& constraints, const std::vector<Value*>& args);
   // An empty asm with a memory clobber: memory accesses are not moved across it.
   void memory_fence();
   // sm_90 programmatic dependent launch (PTX griddepcontrol): "launch_dependents" lets the stream's
@@ -81,8 +83,6 @@ class KernelBuilder {
   void mbarrier_expect_bytes(Value* barrier, int bytes);
   void mbarrier_wait(Value* barrier, Value* parity);
   void tensor_copy(Value* shared_address, Value* map, const std::array<Value*, 3>& coordinates, Value* barrier);
-  // An inline PTX statement without results, with side effects and a memory clobber.
-  void ptx_statement(const std::string& text, const std::string& constraints, const std::vector<Value*>& args);
 
   llvm::LLVMContext& ctx_;
   llvm::Module& module_;
