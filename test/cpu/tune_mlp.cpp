@@ -242,6 +242,12 @@ TEST_CASE("GEMM features: names, log2 values, one row per parameter set") {
   CHECK(value("log2_threads") == 8);                                  // 16 * 8 * 2
   CHECK(value("log2_blocks") == doctest::Approx(std::log2(8 * 32 * 4)));  // M/ML * N/NL * KG
   CHECK(value("log2_k_iterations") == doctest::Approx(std::log2(1875)));  // 60000 / 4 / 8
+  CHECK(value("wgmma") == 0);
+  CHECK(value("tma") == 0);
+  const auto h = ir::dense_gemm(ir::DType::f16, 512, 1024, 4096, false, true);
+  const auto w = gemm_features(h, lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1"));
+  CHECK(w[size_t(std::find(names.begin(), names.end(), "wgmma") - names.begin())] == 1);
+  CHECK(w[size_t(std::find(names.begin(), names.end(), "tma") - names.begin())] == 1);
   const std::vector<lower::GemmParams> many{p, lower::GemmParams{}, p};
   const auto batch = gemm_features(g, std::span<const lower::GemmParams>(many));
   REQUIRE(batch.size() == 3 * names.size());
