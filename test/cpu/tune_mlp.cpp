@@ -226,11 +226,12 @@ TEST_CASE("GEMM features: names, log2 values, one row per parameter set") {
   const auto p = lower::parse_gemm_params("ML=64,NL=32,MS=4,NS=4,U=8,KS=1,KL=2,KG=4,VA=4,VB=4,LA=16,LB=8,DB=1,SW=8,ACC=32");
   const auto f = gemm_features(g, p);
   REQUIRE(f.size() == names.size());
-  auto value = [&](const std::string& name) {
+  auto feature = [&](const std::vector<double>& row, const std::string& name) {
     const auto it = std::find(names.begin(), names.end(), name);
     REQUIRE(it != names.end());
-    return f[size_t(it - names.begin())];
+    return row[size_t(it - names.begin())];
   };
+  auto value = [&](const std::string& name) { return feature(f, name); };
   CHECK(value("log2_m") == 9);
   CHECK(value("log2_n") == 10);
   CHECK(value("log2_k") == doctest::Approx(std::log2(60000.0)));
@@ -246,8 +247,8 @@ TEST_CASE("GEMM features: names, log2 values, one row per parameter set") {
   CHECK(value("tma") == 0);
   const auto h = ir::dense_gemm(ir::DType::f16, 512, 1024, 4096, false, true);
   const auto w = gemm_features(h, lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1"));
-  CHECK(w[size_t(std::find(names.begin(), names.end(), "wgmma") - names.begin())] == 1);
-  CHECK(w[size_t(std::find(names.begin(), names.end(), "tma") - names.begin())] == 1);
+  CHECK(feature(w, "wgmma") == 1);
+  CHECK(feature(w, "tma") == 1);
   const std::vector<lower::GemmParams> many{p, lower::GemmParams{}, p};
   const auto batch = gemm_features(g, std::span<const lower::GemmParams>(many));
   REQUIRE(batch.size() == 3 * names.size());
