@@ -2,6 +2,7 @@
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
 #include <isaac/kernel_cache.hpp>
+#include <isaac/runtime/workspaces.hpp>
 
 #include <fmt/format.h>
 
@@ -18,7 +19,10 @@ struct CompiledConv::State {
   runtime::Module module;
   runtime::Kernel main;
   std::optional<runtime::Kernel> prepare;
+  std::optional<runtime::Kernel> transform;  // WG=1: the filter's planes, into a workspace per stream
   runtime::Buffer lut;
+  // WG=1: the transformed filter, one buffer per stream so that concurrent runs never mix.
+  mutable runtime::StreamWorkspaces workspaces;
 };
 
 CompiledConv::CompiledConv(const ir::Conv& problem, const lower::ConvParams& params,
@@ -35,18 +39,24 @@ CompiledConv::CompiledConv(const ir::Conv& problem, lower::ConvKernel kernel, co
   if (auto legal = lower::check_conv(problem, params, epilogue, limits); !legal)
     throw InvalidArgument(fmt::format("CONV {} cannot run with {} on this device: {}", ir::to_string(problem),
                                       params.str(), legal.reason));
+  if (params.wg && kernel.transform_name.empty())
+    throw InvalidArgument(fmt::format("the kernel given for {} has no filter-transform kernel, which WG=1 needs: emit "
+                                      "it with lower::emit_conv for these parameters",
+                                      params.str()));
   runtime::use_device(ordinal);
   auto module = kernel.cubin.empty() ? runtime::Module::from_ptx(kernel.ptx) : runtime::Module::from_cubin(kernel.cubin);
   auto main = module.kernel(kernel.main_name);
   if (kernel.shared_bytes > 48 * 1024) main.set_max_dynamic_shared(kernel.shared_bytes);
   std::optional<runtime::Kernel> prepare;
   if (!kernel.prepare_name.empty()) prepare = module.kernel(kernel.prepare_name);
+  std::optional<runtime::Kernel> transform;
+  if (!kernel.transform_name.empty()) transform = module.kernel(kernel.transform_name);
   // The look-up table: built and uploaded once, here.
   auto table = lower::conv_lookup_table(problem, params);
   runtime::Buffer lut(table.size() * sizeof(lower::ConvLutEntry));
-  lut.upload(table.data(), lut.bytes());
-  state_ = std::make_unique<State>(
-      State{problem, params, epilogue, std::move(kernel), ordinal, std::move(module), main, prepare, std::move(lut)});
+  if (!table.empty()) lut.upload(table.data(), lut.bytes());
+  state_ = std::unique_ptr<State>(new State{problem, params, epilogue, std::move(kernel), ordinal, std::move(module),
+                                            main, prepare, transform, std::move(lut), {}});
 }
 
 CompiledConv::CompiledConv(CompiledConv&&) noexcept = default;
@@ -84,6 +94,12 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
   void* beta_arg = f64 ? static_cast<void*>(&beta64) : &beta32;
   runtime::DevicePtr lut = s.lut.ptr();
   auto dim = [](const std::array<unsigned, 3>& d) { return runtime::Dim3{d[0], d[1], d[2]}; };
+  if (s.transform) {
+    runtime::DevicePtr planes = s.workspaces.get(stream, grid.workspace_bytes);
+    void* args[] = {&planes, &filter};
+    runtime::launch(*s.transform, dim(grid.helper), {static_cast<unsigned>(s.kernel.helper_threads)}, 0, stream, args);
+    filter = planes;
+  }
   if (s.prepare) {
     void* args[] = {&output, &bias, beta_arg};
     runtime::launch(*s.prepare, dim(grid.helper), {static_cast<unsigned>(s.kernel.helper_threads)}, 0, stream, args);

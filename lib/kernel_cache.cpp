@@ -164,6 +164,7 @@ lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvP
   if (enabled)
     if (auto e = read_entry(key); e && has_wanted_cubin(*e, cubin)) try {
       auto k = with_shared_fields<lower::ConvKernel>(*e);
+      k.transform_name = e->at("transform").get<std::string>();
       ++hits;
       return k;
     } catch (const json::exception&) {
@@ -172,8 +173,11 @@ lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvP
   ++misses;
   lower::ConvKernel k = lower::emit_conv(problem, params, target, epilogue);
   if (cubin) assemble_or_throw(k, target, "CONV", params.str());
-  if (enabled)
-    write_entry(key, shared_fields(k));
+  if (enabled) {
+    json e = shared_fields(k);
+    e["transform"] = k.transform_name;
+    write_entry(key, std::move(e));
+  }
   return k;
 }
 

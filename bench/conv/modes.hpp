@@ -14,6 +14,7 @@ struct SweepOptions {
   int candidates = 150;  // the random sample per problem and dtype, spread over the layouts
   int model_seeds = 8;   // the model's best sets per layout
   int refine_top = 4;    // the fastest sets whose neighbours each hill-climbing round tries
+  int winograd = 60;     // WG=1 sets sampled per problem and dtype besides, where Winograd applies
   double budget_s = 600;
 };
 int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& dtypes, const SweepOptions& options,

@@ -12,7 +12,7 @@ std::vector<lower::ConvParams> conv_neighbours(const ir::Conv& v, const lower::C
   std::set<std::string> seen{p.str()};
   auto keep = [&](P q) {
     lower::fit_conv_load_layouts(v, q);
-    if (lower::outside_conv_space(v, q, {}, limits)) return;
+    if (q.wg ? !lower::conv_legal(v, q, {}, limits) : lower::outside_conv_space(v, q, {}, limits).has_value()) return;
     if (seen.insert(q.str()).second) out.push_back(q);
   };
   auto scaled = [](int x, int step) { return step > 0 ? x * 2 : x / 2; };

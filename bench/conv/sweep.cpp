@@ -1,6 +1,6 @@
 // isaac-bench-conv sweep: brute force over the three layouts. Per problem and dtype: seeds (the
 // earlier winner in the output file and the shipped model's best sets per layout), a random sample
-// of conv_space, then hill climbing from the fastest sets (refine.hpp) until the job's share of the
+// of conv_space and one of winograd_space (where Winograd applies), then hill climbing from the fastest sets (refine.hpp) until the job's share of the
 // budget is spent or no neighbour is left untried.
 #include "modes.hpp"
 #include "refine.hpp"
@@ -120,7 +120,8 @@ int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& 
         ir::Conv v = make_conv(pr, t, il, fl);
         if (auto it = earlier.find(dt + "/" + pr.name + "/" + layout_text(v)); it != earlier.end()) try {
             lower::ConvParams p = lower::parse_conv_params(it->second);
-            if (!lower::outside_conv_space(v, p, {}, limits) && add(v, p)) ++seeds;
+            bool inside = p.wg ? lower::conv_legal(v, p, {}, limits) : !lower::outside_conv_space(v, p, {}, limits);
+            if (inside && add(v, p)) ++seeds;
           } catch (const std::exception&) {
           }
         if (model && options.model_seeds > 0)
@@ -132,6 +133,9 @@ int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& 
         auto space = lower::conv_space(v, {}, limits);
         std::shuffle(space.begin(), space.end(), rng);
         for (int i = 0; i < options.candidates / 3 && i < static_cast<int>(space.size()); ++i) add(v, space[i]);
+        auto winograd = lower::winograd_space(v, {}, limits);
+        std::shuffle(winograd.begin(), winograd.end(), rng);
+        for (int i = 0; i < options.winograd / 3 && i < static_cast<int>(winograd.size()); ++i) add(v, winograd[i]);
       }
 
       std::map<std::string, std::unique_ptr<Operands>> operands;  // per layout

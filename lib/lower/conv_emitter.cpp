@@ -12,6 +12,7 @@
 #include "lower/conv_layout.hpp"
 #include "lower/kernel_builder.hpp"
 #include "lower/nvptx_backend.hpp"
+#include "lower/winograd_layout.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/lower/conv.hpp>
@@ -340,6 +341,7 @@ ConvKernel emit_conv(const ir::Conv& v, const ConvParams& p, const Target& targe
     throw InvalidArgument("illegal CONV parameters " + p.str() + " for " + ir::to_string(v) + ": " + legal.reason);
   if (v.n * v.p * v.q * v.k > 0x7fffffff && p.cg > 1)
     throw InvalidArgument("CG > 1 needs N*P*Q*K below 2^31 (the prepare kernel's index)");
+  if (p.wg) return emit_winograd_conv(v, p, target, epilogue);
   auto start = std::chrono::steady_clock::now();
   llvm::LLVMContext ctx;
   auto module = make_nvptx_module(ctx, "isaac_conv", target);

@@ -1,6 +1,7 @@
 // The CONV template's legality function, register estimate, look-up table, grid and search space.
 #include "lower/conv_layout.hpp"
 #include "lower/tensor_core_rules.hpp"
+#include "lower/winograd_layout.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/lower/conv.hpp>
@@ -66,8 +67,42 @@ int conv_shared_bytes(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
 
 namespace {
 
+// WG=1: what the parameters alone must satisfy (the planes, and so the registers and shared memory,
+// come with the problem: check_winograd_problem).
+template <bool Explain>
+Legality check_winograd_params(ir::DType dtype, const ConvParams& p, const DeviceLimits& device) {
+  if (p.wg != 1) return no<Explain>("WG={} must be 0 (direct) or 1 (Winograd F(2x2, RxS))", p.wg);
+  if (dtype != ir::DType::f32 && dtype != ir::DType::f64)
+    return no<Explain>("WG=1 (Winograd) is built for f32 and f64, not {}: use WG=0", ir::name(dtype));
+  if (device.sm < 80) return no<Explain>("WG=1 copies the filter with cp.async, which needs sm_80 or newer");
+  if (p.cs != 1 || p.cl != 1 || p.cg != 1 || p.vi != 1 || p.vf != 1 || p.li != 0 || p.lf != 0 || p.tc != 0)
+    return no<Explain>("WG=1 takes PL, KL, PS, KS, U and DB: CS, CL, CG, VI and VF must be 1, LI, LF and TC 0 "
+                       "(CS={}, CL={}, CG={}, VI={}, VF={}, LI={}, LF={}, TC={})",
+                       p.cs, p.cl, p.cg, p.vi, p.vf, p.li, p.lf, p.tc);
+  for (auto [name, value] : {std::pair{"PL", p.pl}, {"KL", p.kl}, {"PS", p.ps}, {"KS", p.ks}, {"U", p.u}})
+    if (!power_of_two(value)) return no<Explain>("{}={} must be a power of two", name, value);
+  if (p.db != 0 && p.db != 1) return no<Explain>("DB={} must be 0 or 1", p.db);
+  if (p.pl % p.ps) return no<Explain>("PS={} must divide PL={}", p.ps, p.pl);
+  if (p.kl % p.ks) return no<Explain>("KS={} must divide KL={}", p.ks, p.kl);
+  const int elem = static_cast<int>(ir::size_of(dtype));
+  // The filter's planes are copied in 16-byte pieces of a row of KL filters; the shared-memory
+  // regions must start on 16 bytes for the threads' vector reads.
+  if (p.kl * elem < 16 || p.pl * elem < 16)
+    return no<Explain>("WG=1 needs PL and KL of at least 16 bytes of {} ({} elements); PL={}, KL={}", ir::name(dtype),
+                       16 / elem, p.pl, p.kl);
+  const int threads = p.threads();
+  if (threads % 32) return no<Explain>("(PL/PS)x(KL/KS) = {} threads is not a whole number of warps", threads);
+  if (threads > device.max_threads_per_block)
+    return no<Explain>("{} threads per block exceed the device's {}", threads, device.max_threads_per_block);
+  if (p.pl * p.u % threads)
+    return no<Explain>("the PL={} x U={} input tiles of a stage must be shared evenly by the {} threads", p.pl, p.u,
+                       threads);
+  return {};
+}
+
 template <bool Explain>
 Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p, const DeviceLimits& device) {
+  if (p.wg) return check_winograd_params<Explain>(dtype, p, device);
   if (dtype == ir::DType::bf16)
     return no<Explain>("bf16 CONV needs the tensor-core template, which is not available yet: use f16, f32 or f64");
   for (auto [name, value] : {std::pair{"PL", p.pl}, {"KL", p.kl}, {"PS", p.ps}, {"KS", p.ks}, {"U", p.u},
@@ -107,6 +142,50 @@ Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
   return {};
 }
 
+int winograd_registers(const ir::Conv& v, const ConvParams& p) {
+  WinogradShape shape = winograd_shape(v, p);
+  int words = v.dtype == ir::DType::f64 ? 2 : 1;
+  // The accumulators of every plane, the taps of the tiles in flight, per tile its offsets and masks,
+  // the transforms' temporaries, and what the loops and addresses hold. The weights come from a
+  // ptxas sweep of 3,387 sets (sm_90, every filter size, layout and dtype): with them and the 8
+  // registers of margin, none of the 2,553 sets kept spilled.
+  return words * shape.planes * (p.ks * p.ps + shape.tile_slots) + 16 * shape.tile_slots + shape.planes / 2 + 32;
+}
+
+template <bool Explain>
+Legality check_winograd_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogue&,
+                                const DeviceLimits& device) {
+  if (auto r = check_winograd_params<Explain>(v.dtype, p, device); !r) return r;
+  if (v.stride_h != 1 || v.stride_w != 1 || v.dilation_h != 1 || v.dilation_w != 1)
+    return no<Explain>("WG=1 (Winograd) needs stride 1 and dilation 1: {}", ir::to_string(v));
+  if (v.r < 2 || v.r > 5 || v.s < 2 || v.s > 5)
+    return no<Explain>("WG=1 (Winograd F(2x2, RxS)) is built for 2 <= R, S <= 5, not R={}, S={}", v.r, v.s);
+  constexpr std::int64_t i32max = std::numeric_limits<std::int32_t>::max();
+  for (int d = 0; d < 4; ++d)
+    if (v.input_strides[d] < 0 || v.filter_strides[d] < 0 || v.output_strides[d] < 0)
+      return no<Explain>("negative strides are not supported");
+  if (std::int64_t in_span = span({v.n, v.c, v.h, v.w}, v.input_strides); in_span > i32max)
+    return no<Explain>("the input spans {} elements: WG=1 kernels index it in 32 bits (< 2^31)", in_span);
+  if (v.h + v.pad_h > (1 << 28) || v.w + v.pad_w > (1 << 28) || v.p > (1 << 28) || v.q > (1 << 28))
+    return no<Explain>("image coordinates must stay below 2^28");
+  WinogradShape shape = winograd_shape(v, p);
+  if (shape.tiles > i32max || shape.padded_k * shape.padded_c > i32max)
+    return no<Explain>("N x the 2x2 output tiles, and K x C, must each fit in 32 bits");
+  if ((shape.tiles + p.pl - 1) / p.pl * shape.filter_blocks > i32max)
+    return no<Explain>("the blocks exceed the grid's x limit");
+  if (int smem = shape.shared_bytes(v.dtype, p); smem > device.max_shared_per_block)
+    return no<Explain>("{} bytes of shared memory ({} planes x U={} x (PL={} + KL={}){}) exceed the device's {} per "
+                       "block",
+                       smem, shape.planes, p.u, p.pl, p.kl, p.db ? " x 2 stages" : "", device.max_shared_per_block);
+  int registers = winograd_registers(v, p);
+  int budget = std::min(device.max_registers_per_thread, device.registers_per_block / p.threads() / 8 * 8);
+  if (registers + 8 > budget)
+    return no<Explain>("an estimated {} registers per thread ({} planes x KS={} x PS={} accumulators, {} input tiles "
+                       "in flight) +8 of margin exceed the budget of {} for {} threads",
+                       registers, shape.planes, p.ks, p.ps, shape.tile_slots, budget, p.threads());
+  return {};
+}
+
 template <bool Explain>
 Legality check_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue,
                        const DeviceLimits& device) {
@@ -115,6 +194,7 @@ Legality check_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogu
                          {"dilation_h", v.dilation_h}, {"dilation_w", v.dilation_w}})
     if (x < 1) return no<Explain>("CONV extent {}={} must be positive: {}", name, x, ir::to_string(v));
   if (v.pad_h < 0 || v.pad_w < 0) return no<Explain>("negative padding is not supported: {}", ir::to_string(v));
+  if (p.wg) return check_winograd_problem<Explain>(v, p, epilogue, device);
   bool in_red = conv_input_reduction_contiguous(v), f_k = conv_filter_k_contiguous(v);
   if (auto r = check_params<Explain>(v.dtype, in_red, f_k, p, device); !r) return r;
   int elem = static_cast<int>(ir::size_of(v.dtype));
@@ -212,7 +292,13 @@ bool conv_legal(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epil
   return check_problem<false>(v, p, epilogue, device).legal;
 }
 
+int estimate_conv_registers(const ir::Conv& v, const ConvParams& p) {
+  if (p.wg) return winograd_registers(v, p);
+  return estimate_conv_registers(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), p);
+}
+
 std::vector<ConvLutEntry> conv_lookup_table(const ir::Conv& v, const ConvParams& p) {
+  if (p.wg) return {};
   std::int64_t crs = v.c * v.r * v.s;
   std::int64_t padded = (crs + p.u - 1) / p.u * p.u;
   std::vector<ConvLutEntry> lut(static_cast<std::size_t>(padded));
@@ -234,6 +320,13 @@ std::vector<ConvLutEntry> conv_lookup_table(const ir::Conv& v, const ConvParams&
 
 ConvGrid conv_grid(const ir::Conv& v, const ConvParams& p) {
   ConvGrid grid;
+  if (p.wg) {
+    WinogradShape shape = winograd_shape(v, p);
+    grid.main = {static_cast<unsigned>((shape.tiles + p.pl - 1) / p.pl * shape.filter_blocks), 1, 1};
+    grid.helper = {static_cast<unsigned>((shape.padded_k * shape.padded_c + 255) / 256), 1, 1};
+    grid.workspace_bytes = static_cast<std::size_t>(shape.planes * shape.padded_k * shape.padded_c) * ir::size_of(v.dtype);
+    return grid;
+  }
   std::int64_t npq = v.n * v.p * v.q;
   std::int64_t tiles = ((npq + p.pl - 1) / p.pl) * ((v.k + p.kl - 1) / p.kl);
   grid.main = {static_cast<unsigned>(tiles), static_cast<unsigned>(p.cg), 1};
@@ -273,6 +366,10 @@ int widest(int contiguous, int vector, int threads) {
 }  // namespace
 
 void fit_conv_load_layouts(const ir::Conv& problem, ConvParams& p) {
+  if (p.wg) {  // the WG=1 kernels place their loads themselves
+    p.li = p.lf = 0;
+    return;
+  }
   int threads = p.threads();
   p.li = widest(conv_input_reduction_contiguous(problem) ? p.u : p.pl, p.vi, threads);
   p.lf = widest(conv_filter_k_contiguous(problem) ? p.kl : p.u, p.vf, threads);
@@ -280,6 +377,7 @@ void fit_conv_load_layouts(const ir::Conv& problem, ConvParams& p) {
 
 std::optional<std::string> outside_conv_space(const ir::Conv& problem, const ConvParams& p,
                                               const ConvEpilogue& epilogue, const DeviceLimits& device) {
+  if (p.wg) return fmt::format("{}: WG=1 sets are in winograd_space, not conv_space", p.str());
   auto tc = tensor_core_choices(problem, device);
   if (!listed(tiles, p.pl) || !listed(tiles, p.kl) || !listed(thread_tiles, p.ps) || !listed(thread_tiles, p.ks) ||
       !listed(warp_groups, p.cl) || !listed(depths, p.u) || !listed(steps, p.cs) || !listed(vectors, p.vi) ||
@@ -320,6 +418,23 @@ std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& 
                           if (conv_legal(problem, p, epilogue, device)) out.push_back(p);
                         }
                       }
+            }
+  return out;
+}
+
+std::vector<ConvParams> winograd_space(const ir::Conv& problem, const ConvEpilogue& epilogue,
+                                       const DeviceLimits& device) {
+  std::vector<ConvParams> out;
+  ConvParams p;
+  p.wg = 1, p.li = 0, p.lf = 0;
+  for (int pl : {16, 32, 64, 128})
+    for (int kl : {8, 16, 32, 64})
+      for (int ps : {1, 2, 4})
+        for (int ks : {1, 2, 4})
+          for (int u : {2, 4, 8, 16})
+            for (int db : {0, 1}) {
+              p.pl = pl, p.kl = kl, p.ps = ps, p.ks = ks, p.u = u, p.db = db;
+              if (p.threads() >= 64 && conv_legal(problem, p, epilogue, device)) out.push_back(p);
             }
   return out;
 }

@@ -20,14 +20,8 @@ constexpr ParamField<GemmParams> fields[] = {
     {"VA", &GemmParams::va}, {"VB", &GemmParams::vb}, {"LA", &GemmParams::la}, {"LB", &GemmParams::lb},
     {"DB", &GemmParams::db}, {"SW", &GemmParams::sw}, {"ACC", &GemmParams::acc32}, {"TC", &GemmParams::tc},
 };
-// Keys written only where set, so that every set without them keeps its text (caches, CSVs, models).
 constexpr ParamField<GemmParams> optional_fields[] = {{"TMA", &GemmParams::tma}};
-constexpr auto all_fields = [] {
-  std::array<ParamField<GemmParams>, std::size(fields) + std::size(optional_fields)> all{};
-  std::copy(std::begin(fields), std::end(fields), all.begin());
-  std::copy(std::begin(optional_fields), std::end(optional_fields), all.begin() + std::size(fields));
-  return all;
-}();
+constexpr auto all_fields = all_param_fields(fields, optional_fields);
 
 }  // namespace
 
@@ -36,9 +30,7 @@ std::string GemmParams::str() const {
   std::string text = params_to_text<GemmParams>(*this, fields, [](int GemmParams::*field, int value) {
     return field == &GemmParams::acc32 ? (value ? 32 : 16) : value;
   });
-  for (auto [key, field] : optional_fields)
-    if (this->*field) text += fmt::format(",{}={}", key, this->*field);
-  return text;
+  return text + optional_params_text(*this, optional_fields);
 }
 
 GemmParams parse_gemm_params(std::string_view text) {

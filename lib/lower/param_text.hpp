@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +29,25 @@ std::string params_to_text(const P& p, std::span<const ParamField<P>> fields, Sh
 template <class P>
 std::string params_to_text(const P& p, std::span<const ParamField<P>> fields) {
   return params_to_text(p, fields, [](int P::*, int value) { return value; });
+}
+
+// Keys written only where set (non-zero), after the others, so that the sets without them keep their
+// text (caches, CSVs, models); and the table of every key that parsing accepts.
+template <class P, std::size_t M>
+std::string optional_params_text(const P& p, const ParamField<P> (&optional)[M]) {
+  std::string out;
+  for (auto [key, field] : optional)
+    if (p.*field) out += fmt::format(",{}={}", key, p.*field);
+  return out;
+}
+
+template <class P, std::size_t N, std::size_t M>
+constexpr std::array<ParamField<P>, N + M> all_param_fields(const ParamField<P> (&fields)[N],
+                                                            const ParamField<P> (&optional)[M]) {
+  std::array<ParamField<P>, N + M> all{};
+  for (std::size_t i = 0; i < N; ++i) all[i] = fields[i];
+  for (std::size_t i = 0; i < M; ++i) all[N + i] = optional[i];
+  return all;
 }
 
 // Fields not named keep their defaults; read(field, number) gives the value to store (and may

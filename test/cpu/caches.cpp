@@ -200,5 +200,12 @@ TEST_CASE("the kernel cache keeps CONV cubins, and an entry without one is a mis
   // An entry with a cubin serves a caller that wants none.
   CHECK(cached_conv_kernel(v, p, {}, target, false).ptx == plain.ptx);
   CHECK(kernel_cache_stats().hits == after.hits + 1);
+  // A WG=1 kernel comes back with the name of its filter transform, which its launch needs.
+  const lower::ConvParams winograd = lower::parse_conv_params("PL=16,KL=16,PS=2,KS=2,U=4,DB=0,WG=1");
+  const lower::ConvKernel fresh = cached_conv_kernel(v, winograd, {}, target, false);
+  REQUIRE_FALSE(fresh.transform_name.empty());
+  const KernelCacheStats before_hit = kernel_cache_stats();
+  CHECK(cached_conv_kernel(v, winograd, {}, target, false).transform_name == fresh.transform_name);
+  CHECK(kernel_cache_stats().hits == before_hit.hits + 1);
   ::unsetenv("ISAAC_KERNEL_CACHE_DIR");
 }

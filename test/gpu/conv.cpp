@@ -5,8 +5,10 @@
 #include <isaac/conv.hpp>
 #include <isaac/error.hpp>
 #include <isaac/tuning.hpp>
+#include <isaac/tune/search.hpp>
 #include <isaac/gemm.hpp>
 #include <isaac/lower/ptxas.hpp>
+#include <isaac/lower/winograd.hpp>
 #include <isaac/ir/evaluate.hpp>
 #include <isaac/ir/pattern.hpp>
 #include <isaac/runtime/runtime.hpp>
@@ -92,6 +94,103 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits, bool tensor_core
   return cases;
 }
 
+// WG=1 (Winograd F(2x2, RxS)) cases: stride and dilation 1, every filter size it takes, padding,
+// odd P and Q (half tiles), C and K past a tile, N = 1 and C = 1, every layout, f32 and f64.
+std::vector<Case> make_winograd_cases(const lower::DeviceLimits& limits) {
+  std::mt19937_64 rng(20160330);
+  struct Shape {
+    std::int64_t n, c, h, w, k, r, s, pad;
+  };
+  const Shape shapes[] = {
+      {2, 3, 11, 13, 8, 3, 3, 1},    // odd P, Q
+      {1, 1, 9, 9, 5, 3, 3, 0},      // N = 1, C = 1
+      {4, 19, 14, 15, 37, 5, 5, 2},  // C and K past a tile, 5 x 5
+      {3, 8, 12, 10, 16, 2, 2, 0},   // 2 x 2
+      {2, 17, 10, 9, 33, 4, 4, 1},   // 4 x 4, odd Q
+      {3, 5, 10, 14, 7, 5, 2, 1},    // R != S
+      {2, 70, 8, 8, 65, 3, 5, 2},    // R != S, C and K over 64
+      {1, 33, 1, 7, 9, 3, 3, 1},     // H = 1: one row of output
+  };
+  const std::pair<ImageLayout, FilterLayout> layouts[] = {{ImageLayout::nchw, FilterLayout::kcrs},
+                                                          {ImageLayout::chwn, FilterLayout::crsk},
+                                                          {ImageLayout::nhwc, FilterLayout::krsc},
+                                                          {ImageLayout::nchw, FilterLayout::crsk}};
+  std::vector<Case> cases;
+  for (ir::DType t : {ir::DType::f32, ir::DType::f64})
+    for (auto [il, fl] : layouts)
+      for (const Shape& s : shapes) {
+        ir::Conv v = ir::dense_conv(t, s.n, s.c, s.h, s.w, s.k, s.r, s.s, 1, s.pad, 1, il, fl);
+        auto space = lower::winograd_space(v, {}, limits);
+        REQUIRE_MESSAGE(!space.empty(), "no legal WG=1 parameters for " << ir::to_string(v));
+        for (int i = 0; i < 2; ++i) {
+          const lower::ConvParams& p = space[rng() % space.size()];
+          int n = static_cast<int>(cases.size());
+          lower::ConvEpilogue e{n % 3 == 1, n % 4 == 2};
+          cases.push_back({v, p, e, 1.25, n % 2 ? 0.0 : -0.75});
+        }
+      }
+  return cases;
+}
+
+// What a WG=1 kernel's rounding errors scale with, per output, in place of sum |I| |F|: the
+// transforms' coefficients exceed 1. With U = G g Gt and V = Bt d B per channel, the output tile is
+// At (sum_c U . V) A; the bound takes every matrix and operand by magnitude.
+std::vector<double> winograd_magnitude(const ir::Conv& v, const HostArray& in, const HostArray& f,
+                                       std::int64_t o_count) {
+  const lower::WinogradMatrices mh = lower::winograd_matrices(static_cast<int>(v.r));
+  const lower::WinogradMatrices mw = lower::winograd_matrices(static_cast<int>(v.s));
+  const int ah = mh.alpha, aw = mw.alpha, r = static_cast<int>(v.r), s = static_cast<int>(v.s);
+  // |X| (ah x r or ah x ah) times |Y| (r x s or ...) times |Z|t, all by magnitude.
+  auto sandwich = [](const std::vector<double>& x, int xr, int xc, const std::vector<double>& y, int yc,
+                     const std::vector<double>& z, int zr) {
+    std::vector<double> left(static_cast<size_t>(xr * yc), 0.0), out(static_cast<size_t>(xr * zr), 0.0);
+    for (int i = 0; i < xr; ++i)
+      for (int j = 0; j < yc; ++j)
+        for (int k = 0; k < xc; ++k) left[i * yc + j] += std::abs(x[i * xc + k]) * std::abs(y[k * yc + j]);
+    for (int i = 0; i < xr; ++i)
+      for (int j = 0; j < zr; ++j)
+        for (int k = 0; k < yc; ++k) out[i * zr + j] += left[i * yc + k] * std::abs(z[j * yc + k]);
+    return out;
+  };
+  const auto& is = v.input_strides;
+  const auto& fs = v.filter_strides;
+  std::vector<std::vector<double>> u(static_cast<size_t>(v.k * v.c));
+  for (std::int64_t k = 0; k < v.k; ++k)
+    for (std::int64_t c = 0; c < v.c; ++c) {
+      std::vector<double> g(static_cast<size_t>(r * s));
+      for (int i = 0; i < r; ++i)
+        for (int j = 0; j < s; ++j) g[i * s + j] = f.values[k * fs[0] + c * fs[1] + i * fs[2] + j * fs[3]];
+      u[k * v.c + c] = sandwich(mh.g, ah, r, g, s, mw.g, aw);
+    }
+  std::vector<double> magnitude(static_cast<size_t>(o_count), 0.0);
+  const auto& os = v.output_strides;
+  for (std::int64_t n = 0; n < v.n; ++n)
+    for (std::int64_t tp = 0; tp < (v.p + 1) / 2; ++tp)
+      for (std::int64_t tq = 0; tq < (v.q + 1) / 2; ++tq) {
+        std::vector<std::vector<double>> planes(static_cast<size_t>(v.c));
+        for (std::int64_t c = 0; c < v.c; ++c) {
+          std::vector<double> d(static_cast<size_t>(ah * aw), 0.0);
+          for (int a = 0; a < ah; ++a)
+            for (int b = 0; b < aw; ++b) {
+              std::int64_t h = 2 * tp - v.pad_h + a, w = 2 * tq - v.pad_w + b;
+              if (h >= 0 && h < v.h && w >= 0 && w < v.w) d[a * aw + b] = in.values[n * is[0] + c * is[1] + h * is[2] + w * is[3]];
+            }
+          planes[c] = sandwich(mh.bt, ah, ah, d, aw, mw.bt, aw);
+        }
+        for (std::int64_t k = 0; k < v.k; ++k) {
+          std::vector<double> m(static_cast<size_t>(ah * aw), 0.0);
+          for (std::int64_t c = 0; c < v.c; ++c)
+            for (int e = 0; e < ah * aw; ++e) m[e] += u[k * v.c + c][e] * planes[c][e];
+          std::vector<double> y = sandwich(mh.at, 2, ah, m, aw, mw.at, 2);
+          for (int x = 0; x < 2; ++x)
+            for (int z = 0; z < 2; ++z)
+              if (2 * tp + x < v.p && 2 * tq + z < v.q)
+                magnitude[n * os[0] + k * os[1] + (2 * tp + x) * os[2] + (2 * tq + z) * os[3]] = y[x * 2 + z];
+        }
+      }
+  return magnitude;
+}
+
 // Runs one case on the GPU and compares every output element with the reference.
 void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng) {
   const ir::Conv& v = c.problem;
@@ -128,11 +227,15 @@ void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng) {
   std::vector<double> abs_in = absolute(in.values), abs_f = absolute(f.values);
   ir::evaluate(contraction, {{"I", abs_in.data()}, {"F", abs_f.data()}}, magnitude.data(),
                {{"alpha", 1.0}, {"beta", 0.0}});
+  if (c.params.wg) magnitude = winograd_magnitude(v, in, f, o_count);
 
   ir::DType accumulation = v.dtype == ir::DType::f64 ? ir::DType::f64 : ir::DType::f32;
   // Tensor cores round their f32 sums toward zero, not to nearest: twice the unit roundoff, counted
   // as twice the terms.
   std::int64_t terms = (c.params.tc ? 2 : 1) * (v.c * v.r * v.s + c.params.cg + 3);
+  // WG=1: the channels' sum, two sums of R+1 (or S+1) terms in each of the input and output
+  // transforms, and the filter's planes rounded once to the dtype.
+  if (c.params.wg) terms = v.c + 4 * (std::max(v.r, v.s) + 1) + 2;
   int output_roundings = c.params.cg > 1 ? c.params.cg + 3 : 2;
   int wrong = 0;
   std::string first;
@@ -212,6 +315,15 @@ TEST_CASE("CONV TC=1: tensor cores (f16 mma.sync, f64 DMMA) on every layout, pad
   compile_and_check(make_cases(device_limits(info), true));
 }
 
+TEST_CASE("CONV WG=1: Winograd F(2x2, RxS) on every layout, filter size 2-5, padding and tile edge") {
+  auto info = runtime::device_info(0);
+  if (info.compute_capability() < 80) {
+    MESSAGE("SKIPPED: WG=1 needs sm_80 or newer; this device is sm_" << info.compute_capability());
+    return;
+  }
+  compile_and_check(make_winograd_cases(device_limits(info)));
+}
+
 TEST_CASE("CONV: hand-picked parameter sets (vectors, CG splits with bias, CL warp groups, single stage, tensor cores)") {
   std::vector<Case> cases;
   auto add = [&](ir::Conv v, const char* params, lower::ConvEpilogue e, double beta) {
@@ -280,5 +392,34 @@ TEST_CASE("CONV: the kernels chosen by pruning + annealing and by runtime autotu
       CHECK(d.timed <= 6);
       cases.push_back({v, d.params, epilogue, 0.75, 0.5});
     }
+  compile_and_check(cases);
+}
+
+TEST_CASE("CONV: the model search times Winograd sets beside the model's where they apply; its choice matches") {
+  auto info = runtime::device_info(0);
+  if (info.compute_capability() < 80) {
+    MESSAGE("SKIPPED: WG=1 needs sm_80 or newer; this device is sm_" << info.compute_capability());
+    return;
+  }
+  std::vector<Case> cases;
+  // Winograd applies to the first two (f32 and f64, stride 1); not to the strided one.
+  auto chwn = ir::dense_conv(ir::DType::f32, 8, 64, 30, 30, 64, 3, 3, 1, 1, 1, ImageLayout::chwn, FilterLayout::crsk);
+  auto nchw = ir::dense_conv(ir::DType::f64, 2, 19, 17, 15, 24, 5, 5, 1, 2, 1, ImageLayout::nchw, FilterLayout::kcrs);
+  auto strided = ir::dense_conv(ir::DType::f32, 4, 16, 20, 20, 32, 3, 3, 2, 1, 1, ImageLayout::nchw, FilterLayout::kcrs);
+  for (const ir::Conv& v : {chwn, nchw, strided}) {
+    TuningOptions options;
+    options.top_k = 3;
+    options.database = false;
+    const lower::ConvEpilogue epilogue{.bias = true};
+    const ConvDecision d = choose_conv(v, epilogue, options);
+    auto winograd = std::count_if(d.candidates.begin(), d.candidates.end(),
+                                  [](const auto& t) { return t.params.wg == 1; });
+    MESSAGE(ir::to_string(v) << ": " << d.params.str() << " by " << d.how << "; " << winograd << " of "
+                             << d.candidates.size() << " candidates WG=1");
+    CHECK(winograd == static_cast<long>(tune::winograd_candidates(v, epilogue, device_limits(info)).size()));
+    if (v.stride_h == 1) CHECK(winograd >= 1);
+    else CHECK(winograd == 0);
+    cases.push_back({v, d.params, epilogue, 0.75, 0.5});
+  }
   compile_and_check(cases);
 }

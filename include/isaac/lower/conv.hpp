@@ -36,6 +36,14 @@ struct ConvParams {
   int li = 0, lf = 0;    // threads along the contiguous axis of the input and filter tiles when loading
   int db = 1;            // double-buffered shared memory (1) or one stage (0); TC=1: three stages or two
   int tc = 0;            // tensor cores (1): mma.sync for f16 and f64, fed by cp.async, as GEMM's TC=1
+  // WG=1: Winograd F(2x2, RxS) (f32 and f64, stride and dilation 1, 2 <= R, S <= 5; sm_80+). The
+  // block multiplies, for each of the (R+1)(S+1) transformed planes, KL filters by PL tiles of 2 x 2
+  // output pixels over C, U channels per stage, each thread KS x PS of every plane: PL tiles, KL
+  // filters, PS and KS tile the block as they do for pixels; U is the channels of a stage and DB
+  // double-buffers it. The input tiles are transformed as they are loaded, and each thread
+  // transforms its own outputs, so the planes never leave the chip. A filter-transform kernel runs
+  // first. CS, CL, CG, VI, VF stay 1, LI, LF and TC 0. Written in the text form only when set.
+  int wg = 0;
 
   int threads() const { return (pl / ps) * (kl / ks) * cl; }
   // "PL=64,KL=64,PS=4,KS=4,U=8,CS=1,CL=1,CG=1,VI=1,VF=1,LI=16,LF=8,DB=1,TC=0"
@@ -74,18 +82,23 @@ Legality check_conv_params(ir::DType dtype, bool input_reduction_contiguous, boo
 
 int estimate_conv_registers(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
                             const ConvParams& p);
+// The same for any set, WG=1 included (whose registers depend on the filter's size).
+int estimate_conv_registers(const ir::Conv& problem, const ConvParams& p);
 int conv_shared_bytes(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
                       const ConvParams& p);
 
 // One LUT entry per reduction index j (in the kernel's reduction order), padded with entries that
 // always fall outside the image up to a multiple of U: {input offset of (c, r, s) in elements,
-// r * dilation_h, s * dilation_w, 0}.
+// r * dilation_h, s * dilation_w, 0}. Empty for WG=1, which needs none.
 using ConvLutEntry = std::array<std::int32_t, 4>;
 std::vector<ConvLutEntry> conv_lookup_table(const ir::Conv& problem, const ConvParams& p);
 
 // Kernel arguments, in this order:
-//   main:    (O*, I*, F*, LUT*, bias*, alpha, beta)   grid conv_grid().main, conv.threads threads
-//   prepare: (O*, bias*, beta)                        CG > 1 only: O = beta * O + bias, before main
+//   main:      (O*, I*, F*, LUT*, bias*, alpha, beta) grid conv_grid().main, conv.threads threads
+//   prepare:   (O*, bias*, beta)                      CG > 1 only: O = beta * O + bias, before main
+//   transform: (W*, F*)                               WG=1 only: the filter's planes into the workspace W
+//                                                     (conv_grid().workspace_bytes), before main, which
+//                                                     then takes W as its F* and no LUT
 // alpha and beta are f64 for f64 problems and f32 otherwise; bias may be null without ConvEpilogue::bias.
 // beta == 0 never reads O (it may hold NaN).
 struct ConvKernel {
@@ -93,6 +106,7 @@ struct ConvKernel {
   std::vector<char> cubin;   // optional: machine code for the device, loaded instead of the PTX
   std::string main_name;
   std::string prepare_name;  // non-empty for CG > 1
+  std::string transform_name;  // non-empty for WG=1
   bool overlaps_previous = false;  // main waits (griddepcontrol.wait) for prepare: may overlap it (sm_90)
   int threads = 0;
   int shared_bytes = 0;      // dynamic shared memory of the main kernel
@@ -102,7 +116,8 @@ struct ConvKernel {
 
 struct ConvGrid {
   std::array<unsigned, 3> main{1, 1, 1};
-  std::array<unsigned, 3> helper{1, 1, 1};
+  std::array<unsigned, 3> helper{1, 1, 1};  // prepare or transform, of ConvKernel::helper_threads
+  std::size_t workspace_bytes = 0;          // WG=1: the transformed filter
 };
 ConvGrid conv_grid(const ir::Conv& problem, const ConvParams& p);
 
@@ -115,6 +130,12 @@ ConvKernel emit_conv(const ir::Conv& problem, const ConvParams& p, const Target&
 // sweep samples from).
 std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& epilogue = {},
                                    const DeviceLimits& device = {});
+
+// Every legal WG=1 (Winograd) set of its search space, for problems it applies to (stride and
+// dilation 1, 2 <= R, S <= 5, f32 or f64): none otherwise. Not in conv_space: the performance
+// models describe the direct kernels only.
+std::vector<ConvParams> winograd_space(const ir::Conv& problem, const ConvEpilogue& epilogue = {},
+                                       const DeviceLimits& device = {});
 
 // Sets LI and LF as conv_space does: the most threads side by side along each tile's contiguous axis.
 void fit_conv_load_layouts(const ir::Conv& problem, ConvParams& p);

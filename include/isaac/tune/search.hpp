@@ -66,7 +66,9 @@ struct Choice {
   Params params;
   double predicted_tflops = 0;
   double measured_ms = -1;  // -1 when nothing was measured (top_k = 0)
-  int rank = 0;  // the chosen set's place among the candidates spread over tilings (0 = the model's first choice)
+  // The chosen set's place among the candidates spread over tilings (0 = the model's first choice);
+  // for CONV, top_k + i is the i-th of the Winograd sets timed besides (select_conv).
+  int rank = 0;
   int benchmarked = 0;      // candidates that ran
   std::vector<std::string> failures;  // candidates that could not run, with why
   std::vector<TimedSet<Params>> timed;  // every candidate that ran, in the model's order
@@ -81,6 +83,11 @@ using ConvSelection = Choice<lower::ConvParams>;
 Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model, int top_k,
                       const GemmBenchmark& benchmark,
                       const std::function<void(const std::vector<Ranked>&)>& candidates = {});
+// CONV: where Winograd applies (lower::winograd_space) and top_k > 0, a few WG=1 sets that did well in
+// the sweeps are timed besides the model's (whose features describe the direct kernels only); their
+// predicted_tflops is 0.
+std::vector<lower::ConvParams> winograd_candidates(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
+                                                   const lower::DeviceLimits& device);
 ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
                           const lower::DeviceLimits& device, const Model& model, int top_k,
                           const Benchmark<lower::ConvParams>& benchmark,

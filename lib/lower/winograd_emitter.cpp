@@ -1,0 +1,438 @@
+// The CONV template's WG=1 kernels: Winograd F(2x2, RxS) fused into one kernel, as LLVM IR through
+// NVPTX to PTX.
+//
+// With E = (R+1)(S+1) planes, the convolution becomes, per plane e, a product over the channels:
+//   M_e(k, t) = sum_c U_e(c, k) V_e(c, t),   U = G g Gt (the filter, per (k, c)),
+//                                            V = Bt d B (the (R+1) x (S+1) input tile of output tile t),
+// and each 2 x 2 output tile is At M A. The transform kernel writes U to a workspace, planes
+// outermost, K and C padded with zeros to whole tiles: W[(e * Cp + c) * Kp + k]. Block (bt, bk) of
+// the main kernel then runs over C, U channels per stage:
+//  - each thread loads whole input tiles (PL x U of them per stage) into registers, zeros where a tap
+//    lies in the padding or past C, transforms them, and writes the E values to shared memory;
+//  - the stage's E x U x KL slice of W is copied to shared memory with cp.async;
+//  - each thread accumulates its KS filters x PS tiles of every plane;
+// and at the end each thread applies At . A to its own accumulators and writes its outputs through
+// the epilogue. With DB=1 the next stage's tiles are loaded while this one is multiplied.
+// Every extent and stride is an immediate, as in the direct kernel.
+#include "lower/kernel_builder.hpp"
+#include "lower/nvptx_backend.hpp"
+#include "lower/winograd_layout.hpp"
+
+#include <isaac/error.hpp>
+#include <isaac/lower/conv.hpp>
+#include <isaac/lower/winograd.hpp>
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace isaac::lower {
+
+namespace {
+
+using llvm::Value;
+
+class WinogradEmitter : public KernelBuilder {
+ public:
+  WinogradEmitter(llvm::Module& module, const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue)
+      : KernelBuilder(module, v.dtype),
+        v_(v),
+        p_(p),
+        epi_(epilogue),
+        wh_(winograd_matrices(static_cast<int>(v.r))),
+        ww_(winograd_matrices(static_cast<int>(v.s))),
+        shape_(winograd_shape(v, p)) {}
+
+  std::string name() const {
+    return fmt::format("isaac_conv_winograd_{}_{}_{}", ir::name(v_.dtype), ir::name(v_.input_layout),
+                       ir::name(v_.filter_layout));
+  }
+  void emit_main();
+  void emit_transform();
+
+ private:
+  struct Tile {
+    Value *n, *tp, *tq;
+  };
+  Tile decompose(Value* tile);
+  // sum_i coefficients[i] * values[i], skipping zeros and multiplying by +-1 as additions.
+  Value* combine(const double* coefficients, int stride, const std::vector<Value*>& values);
+  // Loads stage `stage`'s input tiles into raw_.
+  void load_tiles(Value* stage);
+  // Transforms raw_ and writes the planes to shared-memory buffer `buffer`.
+  void store_planes(Value* buffer);
+  // cp.async of stage `stage`'s slice of the transformed filter into buffer `buffer`.
+  void copy_filter(Value* stage, Value* buffer);
+  void multiply(Value* buffer);
+  void epilogue();
+  Value* smem_v(Value* buffer, Value* index) { return gep(elem_, smem_, b_.CreateAdd(b_.CreateMul(buffer, c32(shape_.stage_elements)), index)); }
+  Value* smem_u(Value* buffer, Value* index) {
+    return smem_v(buffer, b_.CreateAdd(c32(shape_.planes * p_.u * p_.pl), index));
+  }
+  // `count` consecutive elements of shared memory from `ptr`, in vectors of up to 16 bytes.
+  std::vector<Value*> load_run(Value* ptr, int count);
+
+  const ir::Conv& v_;
+  ConvParams p_;
+  ConvEpilogue epi_;
+  WinogradMatrices wh_, ww_;
+  WinogradShape shape_;
+  int elem_bytes_ = 0;
+
+  Value *O_, *I_, *W_, *bias_, *alpha_, *beta_;
+  Value *tid_, *bm_, *bn_, *tt_, *tk_;
+  // Per input tile a thread loads: its place in the stage, its base offset, which rows and columns
+  // of its (R+1) x (S+1) taps lie in the image, and the registers its taps are loaded into.
+  struct TileSlot {
+    Value *local_tile, *channel, *base;
+    std::vector<Value*> row_inside, column_inside;
+    std::vector<llvm::AllocaInst*> raw;
+  };
+  std::vector<TileSlot> slots_;
+  std::vector<llvm::AllocaInst*> acc_;  // [(e * KS + i) * PS + j]
+};
+
+WinogradEmitter::Tile WinogradEmitter::decompose(Value* tile) {
+  Tile t;
+  if (v_.input_layout == ir::ImageLayout::chwn) {  // n fastest, as the input's contiguous axis
+    t.n = b_.CreateURem(tile, c32(v_.n));
+    Value* rest = b_.CreateUDiv(tile, c32(v_.n));
+    t.tq = b_.CreateURem(rest, c32(shape_.tiles_q));
+    t.tp = b_.CreateUDiv(rest, c32(shape_.tiles_q));
+  } else {
+    t.tq = b_.CreateURem(tile, c32(shape_.tiles_q));
+    Value* rest = b_.CreateUDiv(tile, c32(shape_.tiles_q));
+    t.tp = b_.CreateURem(rest, c32(shape_.tiles_p));
+    t.n = b_.CreateUDiv(rest, c32(shape_.tiles_p));
+  }
+  return t;
+}
+
+Value* WinogradEmitter::combine(const double* coefficients, int stride, const std::vector<Value*>& values) {
+  Value* sum = nullptr;
+  for (size_t i = 0; i < values.size(); ++i) {
+    double c = coefficients[i * stride];
+    if (c == 0) continue;
+    Value* term = values[i];
+    if (c == -1 && sum) {
+      sum = b_.CreateFSub(sum, term);
+      continue;
+    }
+    if (c != 1) term = b_.CreateFMul(llvm::ConstantFP::get(term->getType(), c), term);
+    sum = sum ? b_.CreateFAdd(sum, term) : term;
+  }
+  return sum ? sum : zero(values.front()->getType());
+}
+
+std::vector<Value*> WinogradEmitter::load_run(Value* ptr, int count) {
+  std::vector<Value*> out;
+  const int per_vector = std::max(1, std::min(count, 16 / elem_bytes_));
+  for (int i = 0; i < count; i += per_vector) {
+    llvm::Type* t = vec(elem_, per_vector);
+    Value* x = b_.CreateAlignedLoad(t, gep(elem_, ptr, c32(i)), llvm::Align(per_vector * elem_bytes_));
+    for (int j = 0; j < per_vector; ++j) out.push_back(per_vector == 1 ? x : b_.CreateExtractElement(x, c32(j)));
+  }
+  return out;
+}
+
+void WinogradEmitter::load_tiles(Value* stage) {
+  const auto& is = v_.input_strides;
+  const int ah = wh_.alpha, aw = ww_.alpha;
+  for (TileSlot& slot : slots_) {
+    Value* c = b_.CreateAdd(b_.CreateMul(stage, c32(p_.u)), slot.channel);
+    Value* channel_inside = b_.CreateICmpULT(c, c32(v_.c));
+    Value* base = b_.CreateAdd(slot.base, b_.CreateMul(c, c32(is[1])));
+    for (int a = 0; a < ah; ++a)
+      for (int s = 0; s < aw; ++s) {
+        Value* inside = b_.CreateAnd(channel_inside, b_.CreateAnd(slot.row_inside[a], slot.column_inside[s]));
+        Value* offset = b_.CreateSelect(inside, b_.CreateAdd(base, c32(a * is[2] + s * is[3])), c32(0));
+        Value* x = b_.CreateAlignedLoad(elem_, gep(elem_, I_, b_.CreateSExt(offset, i64_)), llvm::Align(elem_bytes_));
+        b_.CreateStore(b_.CreateSelect(inside, x, zero(elem_)), slot.raw[a * aw + s]);
+      }
+  }
+}
+
+void WinogradEmitter::store_planes(Value* buffer) {
+  const int ah = wh_.alpha, aw = ww_.alpha;
+  for (TileSlot& slot : slots_) {
+    std::vector<Value*> d;
+    for (auto* cell : slot.raw) d.push_back(b_.CreateLoad(elem_, cell));
+    // Bt d, then (Bt d) B: row a' of the first is sum_a Bt[a'][a] d[a][.].
+    std::vector<Value*> rows(static_cast<size_t>(ah * aw));
+    for (int i = 0; i < ah; ++i)
+      for (int s = 0; s < aw; ++s) {
+        std::vector<Value*> column;
+        for (int a = 0; a < ah; ++a) column.push_back(d[a * aw + s]);
+        rows[i * aw + s] = combine(&wh_.bt[i * ah], 1, column);
+      }
+    Value* place = b_.CreateAdd(b_.CreateMul(slot.channel, c32(p_.pl)), slot.local_tile);
+    for (int i = 0; i < ah; ++i)
+      for (int j = 0; j < aw; ++j) {
+        std::vector<Value*> row(rows.begin() + i * aw, rows.begin() + (i + 1) * aw);
+        Value* value = combine(&ww_.bt[j * aw], 1, row);
+        int e = i * aw + j;
+        b_.CreateAlignedStore(value, smem_v(buffer, b_.CreateAdd(c32(e * p_.u * p_.pl), place)), llvm::Align(elem_bytes_));
+      }
+  }
+}
+
+void WinogradEmitter::copy_filter(Value* stage, Value* buffer) {
+  const int per_copy = 16 / elem_bytes_;
+  const int copies = shape_.planes * p_.u * p_.kl / per_copy;
+  const int threads = p_.threads();
+  for (int first = 0; first < copies; first += threads) {
+    Value* j = b_.CreateAdd(tid_, c32(first));
+    auto body = [&] {
+      Value* flat = b_.CreateMul(j, c32(per_copy));
+      Value* k = b_.CreateURem(flat, c32(p_.kl));
+      Value* rest = b_.CreateUDiv(flat, c32(p_.kl));
+      Value* c = b_.CreateURem(rest, c32(p_.u));
+      Value* e = b_.CreateUDiv(rest, c32(p_.u));
+      Value* row = b_.CreateAdd(b_.CreateMul(e, c32(shape_.padded_c)), b_.CreateAdd(b_.CreateMul(stage, c32(p_.u)), c));
+      Value* global = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(row, i64_), c64(shape_.padded_k)),
+                                   b_.CreateZExt(b_.CreateAdd(b_.CreateMul(bn_, c32(p_.kl)), k), i64_));
+      Value* shared = smem_u(buffer, b_.CreateAdd(b_.CreateMul(rest, c32(p_.kl)), k));
+      async_copy(b_.CreatePtrToInt(shared, i64_), gep(elem_, W_, global), 16, c32(16));
+    };
+    if (first + threads <= copies) body();
+    else if_then(b_.CreateICmpULT(j, c32(copies)), body);
+  }
+}
+
+void WinogradEmitter::multiply(Value* buffer) {
+  for_loop(c32(p_.u), [&](Value* c) {
+    for (int e = 0; e < shape_.planes; ++e) {
+      Value* row = b_.CreateAdd(c32(e * p_.u), c);
+      std::vector<Value*> u =
+          load_run(smem_u(buffer, b_.CreateAdd(b_.CreateMul(row, c32(p_.kl)), b_.CreateMul(tk_, c32(p_.ks)))), p_.ks);
+      std::vector<Value*> v =
+          load_run(smem_v(buffer, b_.CreateAdd(b_.CreateMul(row, c32(p_.pl)), b_.CreateMul(tt_, c32(p_.ps)))), p_.ps);
+      for (int i = 0; i < p_.ks; ++i)
+        for (int j = 0; j < p_.ps; ++j) {
+          auto* cell = acc_[(e * p_.ks + i) * p_.ps + j];
+          Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {u[i], v[j], b_.CreateLoad(scalar_, cell)});
+          b_.CreateStore(sum, cell);
+        }
+    }
+  });
+}
+
+void WinogradEmitter::epilogue() {
+  const int ah = wh_.alpha, aw = ww_.alpha;
+  const auto& os = v_.output_strides;
+  std::vector<Value*> filter, filter_ok, bias;
+  for (int i = 0; i < p_.ks; ++i) {
+    Value* k = b_.CreateAdd(b_.CreateMul(bn_, c32(p_.kl)), b_.CreateAdd(b_.CreateMul(tk_, c32(p_.ks)), c32(i)));
+    filter_ok.push_back(b_.CreateICmpULT(k, c32(v_.k)));
+    filter.push_back(min32(k, c32(v_.k - 1)));
+    if (epi_.bias)
+      bias.push_back(b_.CreateAlignedLoad(elem_, gep(elem_, bias_, b_.CreateZExt(filter.back(), i64_)),
+                                          llvm::Align(elem_bytes_)));
+  }
+  // Per tile: the output offset of its first pixel and which of its 2 x 2 pixels exist.
+  std::vector<Value*> tile_offset;
+  std::vector<std::array<Value*, 4>> pixel_ok;
+  for (int j = 0; j < p_.ps; ++j) {
+    Value* t = b_.CreateAdd(b_.CreateMul(bm_, c32(p_.pl)), b_.CreateAdd(b_.CreateMul(tt_, c32(p_.ps)), c32(j)));
+    Value* exists = b_.CreateICmpULT(t, c32(shape_.tiles));
+    Tile tile = decompose(min32(t, c32(shape_.tiles - 1)));
+    Value* p0 = b_.CreateMul(tile.tp, c32(2));
+    Value* q0 = b_.CreateMul(tile.tq, c32(2));
+    auto wide = [&](Value* x, std::int64_t stride) { return b_.CreateMul(b_.CreateZExt(x, i64_), c64(stride)); };
+    tile_offset.push_back(b_.CreateAdd(wide(tile.n, os[0]), b_.CreateAdd(wide(p0, os[2]), wide(q0, os[3]))));
+    Value* row1 = b_.CreateICmpULT(b_.CreateAdd(p0, c32(1)), c32(v_.p));
+    Value* column1 = b_.CreateICmpULT(b_.CreateAdd(q0, c32(1)), c32(v_.q));
+    pixel_ok.push_back({exists, b_.CreateAnd(exists, column1), b_.CreateAnd(exists, row1),
+                        b_.CreateAnd(exists, b_.CreateAnd(row1, column1))});
+  }
+  auto write = [&](bool read_o) {
+    for (int i = 0; i < p_.ks; ++i)
+      for (int j = 0; j < p_.ps; ++j) {
+        std::vector<Value*> m;
+        for (int e = 0; e < shape_.planes; ++e) m.push_back(b_.CreateLoad(scalar_, acc_[(e * p_.ks + i) * p_.ps + j]));
+        // At M: 2 x aw, then (At M) A: 2 x 2.
+        std::vector<Value*> half(static_cast<size_t>(2 * aw));
+        for (int x = 0; x < 2; ++x)
+          for (int s = 0; s < aw; ++s) {
+            std::vector<Value*> column;
+            for (int a = 0; a < ah; ++a) column.push_back(m[a * aw + s]);
+            half[x * aw + s] = combine(&wh_.at[x * ah], 1, column);
+          }
+        for (int x = 0; x < 2; ++x)
+          for (int y = 0; y < 2; ++y) {
+            std::vector<Value*> row(half.begin() + x * aw, half.begin() + (x + 1) * aw);
+            Value* value = b_.CreateFMul(alpha_, combine(&ww_.at[y * aw], 1, row));
+            Value* offset = b_.CreateAdd(tile_offset[j], c64(x * os[2] + y * os[3] + 0));
+            offset = b_.CreateAdd(offset, b_.CreateMul(b_.CreateZExt(filter[i], i64_), c64(os[1])));
+            Value* ok = b_.CreateAnd(filter_ok[i], pixel_ok[j][x * 2 + y]);
+            // Pixels past P or Q have no place of their own: point them at the tile's first.
+            Value* ptr = gep(elem_, O_, b_.CreateSelect(ok, offset, c64(0)));
+            if (read_o)
+              value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_},
+                                         {beta_, b_.CreateAlignedLoad(elem_, ptr, llvm::Align(elem_bytes_)), value});
+            if (epi_.bias) value = b_.CreateFAdd(value, bias[i]);
+            if (epi_.relu) value = b_.CreateSelect(b_.CreateFCmpOGT(value, zero(scalar_)), value, zero(scalar_));
+            predicated("st", ptr, value, ok);
+          }
+      }
+  };
+  // beta = 0 must not read O: it may hold NaNs.
+  if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { write(false); }, [&] { write(true); });
+}
+
+void WinogradEmitter::emit_main() {
+  elem_bytes_ = static_cast<int>(ir::size_of(v_.dtype));
+  const int threads = p_.threads();
+  begin_kernel(name(), {gptr_, gptr_, gptr_, gptr_, gptr_, scalar_, scalar_}, threads);
+  for (int a = 1; a <= 4; ++a) function_->getArg(a)->addAttr(llvm::Attribute::ReadOnly);
+  auto arg = function_->arg_begin();
+  O_ = arg++, I_ = arg++, W_ = arg++, arg++, bias_ = arg++, alpha_ = arg++, beta_ = arg++;
+
+  tid_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  Value* pid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  // Consecutive blocks take consecutive filter tiles of one group of tiles: they share its input in L2.
+  bm_ = b_.CreateUDiv(pid, c32(shape_.filter_blocks));
+  bn_ = b_.CreateURem(pid, c32(shape_.filter_blocks));
+  tt_ = b_.CreateURem(tid_, c32(p_.pl / p_.ps));
+  tk_ = b_.CreateUDiv(tid_, c32(p_.pl / p_.ps));
+
+  const auto& is = v_.input_strides;
+  const int ah = wh_.alpha, aw = ww_.alpha;
+  for (int i = 0; i < shape_.tile_slots; ++i) {
+    TileSlot slot;
+    Value* index = b_.CreateAdd(tid_, c32(i * threads));
+    slot.local_tile = b_.CreateURem(index, c32(p_.pl));
+    slot.channel = b_.CreateUDiv(index, c32(p_.pl));
+    Value* t = b_.CreateAdd(b_.CreateMul(bm_, c32(p_.pl)), slot.local_tile);
+    Value* exists = b_.CreateICmpULT(t, c32(shape_.tiles));
+    Tile tile = decompose(min32(t, c32(shape_.tiles - 1)));
+    Value* h0 = b_.CreateSub(b_.CreateMul(tile.tp, c32(2)), c32(v_.pad_h));
+    Value* w0 = b_.CreateSub(b_.CreateMul(tile.tq, c32(2)), c32(v_.pad_w));
+    slot.base = b_.CreateAdd(b_.CreateMul(tile.n, c32(is[0])),
+                             b_.CreateAdd(b_.CreateMul(h0, c32(is[2])), b_.CreateMul(w0, c32(is[3]))));
+    for (int a = 0; a < ah; ++a)
+      slot.row_inside.push_back(b_.CreateAnd(exists, b_.CreateICmpULT(b_.CreateAdd(h0, c32(a)), c32(v_.h))));
+    for (int s = 0; s < aw; ++s) slot.column_inside.push_back(b_.CreateICmpULT(b_.CreateAdd(w0, c32(s)), c32(v_.w)));
+    for (int e = 0; e < ah * aw; ++e) slot.raw.push_back(local(elem_, "tap"));
+    slots_.push_back(std::move(slot));
+  }
+  for (int e = 0; e < shape_.planes * p_.ks * p_.ps; ++e) {
+    acc_.push_back(local(scalar_, "acc"));
+    b_.CreateStore(zero(scalar_), acc_.back());
+  }
+
+  const int stages = shape_.padded_c / p_.u;
+  Value* first = c32(0);
+  if (p_.db) {
+    load_tiles(first);
+    copy_filter(first, first);
+    async_commit();
+    store_planes(first);
+    async_wait(0);
+    barrier();
+    for_loop(c32(stages), [&](Value* stage) {
+      Value* buffer = b_.CreateAnd(stage, c32(1));
+      Value* next_buffer = b_.CreateXor(buffer, c32(1));
+      Value* next = b_.CreateAdd(stage, c32(1));
+      Value* more = b_.CreateICmpSLT(next, c32(stages));
+      if_then(more, [&] {
+        load_tiles(next);
+        copy_filter(next, next_buffer);
+        async_commit();
+      });
+      multiply(buffer);
+      if_then(more, [&] { store_planes(next_buffer); });
+      async_wait(0);
+      barrier();
+    });
+  } else {
+    for_loop(c32(stages), [&](Value* stage) {
+      load_tiles(stage);
+      copy_filter(stage, first);
+      async_commit();
+      store_planes(first);
+      async_wait(0);
+      barrier();
+      multiply(first);
+      barrier();
+    });
+  }
+  epilogue();
+  b_.CreateRetVoid();
+}
+
+// One thread per (k, c) of the padded K x C, k fastest: U = G g Gt in double precision, rounded to
+// the dtype; zeros past K and C.
+void WinogradEmitter::emit_transform() {
+  elem_bytes_ = static_cast<int>(ir::size_of(v_.dtype));
+  begin_kernel(name() + "_transform", {gptr_, gptr_}, 256);
+  function_->getArg(1)->addAttr(llvm::Attribute::ReadOnly);
+  auto arg = function_->arg_begin();
+  Value *W = arg++, *F = arg++;
+  Value* index = b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), c32(256)),
+                              sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  const std::int64_t kp = shape_.padded_k, cp = shape_.padded_c;
+  if_then(b_.CreateICmpULT(index, c32(kp * cp)), [&] {
+    Value* k = b_.CreateURem(index, c32(kp));
+    Value* c = b_.CreateUDiv(index, c32(kp));
+    Value* inside = b_.CreateAnd(b_.CreateICmpULT(k, c32(v_.k)), b_.CreateICmpULT(c, c32(v_.c)));
+    const auto& fs = v_.filter_strides;
+    Value* base = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(min32(k, c32(v_.k - 1)), i64_), c64(fs[0])),
+                               b_.CreateMul(b_.CreateZExt(min32(c, c32(v_.c - 1)), i64_), c64(fs[1])));
+    llvm::Type* f64 = b_.getDoubleTy();
+    const int r = static_cast<int>(v_.r), s = static_cast<int>(v_.s), ah = wh_.alpha, aw = ww_.alpha;
+    std::vector<Value*> g;
+    for (int i = 0; i < r; ++i)
+      for (int j = 0; j < s; ++j) {
+        Value* x = b_.CreateAlignedLoad(elem_, gep(elem_, F, b_.CreateAdd(base, c64(i * fs[2] + j * fs[3]))),
+                                        llvm::Align(elem_bytes_));
+        g.push_back(b_.CreateSelect(inside, b_.CreateFPExt(x, f64), zero(f64)));
+      }
+    // G g (ah x s), then (G g) Gt (ah x aw).
+    std::vector<Value*> half(static_cast<size_t>(ah * s));
+    for (int a = 0; a < ah; ++a)
+      for (int j = 0; j < s; ++j) {
+        std::vector<Value*> column;
+        for (int i = 0; i < r; ++i) column.push_back(g[i * s + j]);
+        half[a * s + j] = combine(&wh_.g[a * r], 1, column);
+      }
+    for (int a = 0; a < ah; ++a)
+      for (int b = 0; b < aw; ++b) {
+        std::vector<Value*> row(half.begin() + a * s, half.begin() + (a + 1) * s);
+        Value* value = b_.CreateFPTrunc(combine(&ww_.g[b * s], 1, row), elem_);
+        Value* offset = b_.CreateAdd(b_.CreateMul(c64((a * aw + b) * cp), c64(kp)),
+                                     b_.CreateAdd(b_.CreateMul(b_.CreateZExt(c, i64_), c64(kp)), b_.CreateZExt(k, i64_)));
+        b_.CreateAlignedStore(value, gep(elem_, W, offset), llvm::Align(elem_bytes_));
+      }
+  });
+  b_.CreateRetVoid();
+}
+
+}  // namespace
+
+ConvKernel emit_winograd_conv(const ir::Conv& v, const ConvParams& p, const Target& target,
+                              const ConvEpilogue& epilogue) {
+  auto start = std::chrono::steady_clock::now();
+  llvm::LLVMContext ctx;
+  auto module = make_nvptx_module(ctx, "isaac_conv_winograd", target);
+  ConvKernel kernel;
+  {
+    WinogradEmitter main(*module, v, p, epilogue);
+    main.emit_main();
+    kernel.main_name = main.name();
+  }
+  {
+    WinogradEmitter transform(*module, v, p, epilogue);
+    transform.emit_transform();
+    kernel.transform_name = transform.name() + "_transform";
+  }
+  kernel.ptx = compile_to_ptx(*module, target, Optimisation::full);
+  kernel.threads = p.threads();
+  kernel.shared_bytes = winograd_shape(v, p).shared_bytes(v.dtype, p);
+  kernel.emit_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return kernel;
+}
+
+}  // namespace isaac::lower

@@ -1,0 +1,43 @@
+#pragma once
+// What the WG=1 kernels' legality, grid and emitter share: the extents a problem and a parameter
+// set give them (lib/lower/winograd_emitter.cpp describes the kernels).
+#include <isaac/ir/conv.hpp>
+#include <isaac/lower/conv.hpp>
+#include <isaac/lower/target.hpp>
+
+#include <cstdint>
+
+namespace isaac::lower {
+
+struct WinogradShape {
+  int planes = 0;                          // (R+1)(S+1)
+  std::int64_t tiles_p = 0, tiles_q = 0;   // 2 x 2 output tiles along P and Q
+  std::int64_t tiles = 0;                  // N x tiles_p x tiles_q
+  std::int64_t filter_blocks = 0;          // blocks along K
+  std::int64_t padded_k = 0, padded_c = 0; // the workspace's K and C: whole KL and U tiles
+  int stage_elements = 0;                  // one shared-memory stage: the planes of PL tiles and KL filters, U channels
+  int tile_slots = 0;                      // input tiles each thread loads per stage
+  int shared_bytes(ir::DType dtype, const ConvParams& p) const {
+    return stage_elements * (p.db ? 2 : 1) * static_cast<int>(ir::size_of(dtype));
+  }
+};
+
+inline WinogradShape winograd_shape(const ir::Conv& v, const ConvParams& p) {
+  WinogradShape s;
+  s.planes = static_cast<int>((v.r + 1) * (v.s + 1));
+  s.tiles_p = (v.p + 1) / 2;
+  s.tiles_q = (v.q + 1) / 2;
+  s.tiles = v.n * s.tiles_p * s.tiles_q;
+  s.filter_blocks = (v.k + p.kl - 1) / p.kl;
+  s.padded_k = s.filter_blocks * p.kl;
+  s.padded_c = (v.c + p.u - 1) / p.u * p.u;
+  s.stage_elements = s.planes * p.u * (p.pl + p.kl);
+  s.tile_slots = p.pl * p.u / p.threads();
+  return s;
+}
+
+// Emits the transform and main kernels of a legal WG=1 set (emit_conv checks legality first).
+ConvKernel emit_winograd_conv(const ir::Conv& problem, const ConvParams& p, const Target& target,
+                              const ConvEpilogue& epilogue);
+
+}  // namespace isaac::lower
