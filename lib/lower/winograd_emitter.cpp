@@ -41,6 +41,7 @@ class WinogradEmitter : public KernelBuilder {
         v_(v),
         p_(p),
         epi_(epilogue),
+        elem_bytes_(static_cast<int>(ir::size_of(v.dtype))),
         wh_(winograd_matrices(static_cast<int>(v.r))),
         ww_(winograd_matrices(static_cast<int>(v.s))),
         shape_(winograd_shape(v, p)) {}
@@ -58,7 +59,10 @@ class WinogradEmitter : public KernelBuilder {
   };
   Tile decompose(Value* tile);
   // sum_i coefficients[i] * values[i], skipping zeros and multiplying by +-1 as additions.
-  Value* combine(const double* coefficients, int stride, const std::vector<Value*>& values);
+  Value* combine(const double* coefficients, const std::vector<Value*>& values);
+  // L X Rt, row-major, for L of `rows` x n, X of n x `columns` and R of m x `columns`: rows x m.
+  std::vector<Value*> sandwich(const std::vector<double>& l, int rows, const std::vector<Value*>& x, int columns,
+                               const std::vector<double>& r);
   // Loads stage `stage`'s input tiles into raw_.
   void load_tiles(Value* stage);
   // Transforms raw_ and writes the planes to shared-memory buffer `buffer`.
@@ -77,9 +81,9 @@ class WinogradEmitter : public KernelBuilder {
   const ir::Conv& v_;
   ConvParams p_;
   ConvEpilogue epi_;
+  int elem_bytes_;
   WinogradMatrices wh_, ww_;
   WinogradShape shape_;
-  int elem_bytes_ = 0;
 
   Value *O_, *I_, *W_, *bias_, *alpha_, *beta_;
   Value *tid_, *bm_, *bn_, *tt_, *tk_;
@@ -110,10 +114,10 @@ WinogradEmitter::Tile WinogradEmitter::decompose(Value* tile) {
   return t;
 }
 
-Value* WinogradEmitter::combine(const double* coefficients, int stride, const std::vector<Value*>& values) {
+Value* WinogradEmitter::combine(const double* coefficients, const std::vector<Value*>& values) {
   Value* sum = nullptr;
   for (size_t i = 0; i < values.size(); ++i) {
-    double c = coefficients[i * stride];
+    double c = coefficients[i];
     if (c == 0) continue;
     Value* term = values[i];
     if (c == -1 && sum) {
@@ -124,6 +128,22 @@ Value* WinogradEmitter::combine(const double* coefficients, int stride, const st
     sum = sum ? b_.CreateFAdd(sum, term) : term;
   }
   return sum ? sum : zero(values.front()->getType());
+}
+
+std::vector<Value*> WinogradEmitter::sandwich(const std::vector<double>& l, int rows, const std::vector<Value*>& x,
+                                              int columns, const std::vector<double>& r) {
+  const int n = static_cast<int>(x.size()) / columns, m = static_cast<int>(r.size()) / columns;
+  std::vector<Value*> left(static_cast<size_t>(rows * columns)), out(static_cast<size_t>(rows * m));
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < columns; ++j) {
+      std::vector<Value*> column;
+      for (int k = 0; k < n; ++k) column.push_back(x[k * columns + j]);
+      left[i * columns + j] = combine(&l[i * n], column);
+    }
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < m; ++j)
+      out[i * m + j] = combine(&r[j * columns], std::vector<Value*>(left.begin() + i * columns, left.begin() + (i + 1) * columns));
+  return out;
 }
 
 std::vector<Value*> WinogradEmitter::load_run(Value* ptr, int count) {
@@ -159,22 +179,10 @@ void WinogradEmitter::store_planes(Value* buffer) {
   for (TileSlot& slot : slots_) {
     std::vector<Value*> d;
     for (auto* cell : slot.raw) d.push_back(b_.CreateLoad(elem_, cell));
-    // Bt d, then (Bt d) B: row a' of the first is sum_a Bt[a'][a] d[a][.].
-    std::vector<Value*> rows(static_cast<size_t>(ah * aw));
-    for (int i = 0; i < ah; ++i)
-      for (int s = 0; s < aw; ++s) {
-        std::vector<Value*> column;
-        for (int a = 0; a < ah; ++a) column.push_back(d[a * aw + s]);
-        rows[i * aw + s] = combine(&wh_.bt[i * ah], 1, column);
-      }
+    const std::vector<Value*> planes = sandwich(wh_.bt, ah, d, aw, ww_.bt);
     Value* place = b_.CreateAdd(b_.CreateMul(slot.channel, c32(p_.pl)), slot.local_tile);
-    for (int i = 0; i < ah; ++i)
-      for (int j = 0; j < aw; ++j) {
-        std::vector<Value*> row(rows.begin() + i * aw, rows.begin() + (i + 1) * aw);
-        Value* value = combine(&ww_.bt[j * aw], 1, row);
-        int e = i * aw + j;
-        b_.CreateAlignedStore(value, smem_v(buffer, b_.CreateAdd(c32(e * p_.u * p_.pl), place)), llvm::Align(elem_bytes_));
-      }
+    for (int e = 0; e < ah * aw; ++e)
+      b_.CreateAlignedStore(planes[e], smem_v(buffer, b_.CreateAdd(c32(e * p_.u * p_.pl), place)), llvm::Align(elem_bytes_));
   }
 }
 
@@ -220,7 +228,7 @@ void WinogradEmitter::multiply(Value* buffer) {
 }
 
 void WinogradEmitter::epilogue() {
-  const int ah = wh_.alpha, aw = ww_.alpha;
+  const int aw = ww_.alpha;
   const auto& os = v_.output_strides;
   std::vector<Value*> filter, filter_ok, bias;
   for (int i = 0; i < p_.ks; ++i) {
@@ -252,19 +260,11 @@ void WinogradEmitter::epilogue() {
       for (int j = 0; j < p_.ps; ++j) {
         std::vector<Value*> m;
         for (int e = 0; e < shape_.planes; ++e) m.push_back(b_.CreateLoad(scalar_, acc_[(e * p_.ks + i) * p_.ps + j]));
-        // At M: 2 x aw, then (At M) A: 2 x 2.
-        std::vector<Value*> half(static_cast<size_t>(2 * aw));
-        for (int x = 0; x < 2; ++x)
-          for (int s = 0; s < aw; ++s) {
-            std::vector<Value*> column;
-            for (int a = 0; a < ah; ++a) column.push_back(m[a * aw + s]);
-            half[x * aw + s] = combine(&wh_.at[x * ah], 1, column);
-          }
+        const std::vector<Value*> pixels = sandwich(wh_.at, 2, m, aw, ww_.at);
         for (int x = 0; x < 2; ++x)
           for (int y = 0; y < 2; ++y) {
-            std::vector<Value*> row(half.begin() + x * aw, half.begin() + (x + 1) * aw);
-            Value* value = b_.CreateFMul(alpha_, combine(&ww_.at[y * aw], 1, row));
-            Value* offset = b_.CreateAdd(tile_offset[j], c64(x * os[2] + y * os[3] + 0));
+            Value* value = b_.CreateFMul(alpha_, pixels[x * 2 + y]);
+            Value* offset = b_.CreateAdd(tile_offset[j], c64(x * os[2] + y * os[3]));
             offset = b_.CreateAdd(offset, b_.CreateMul(b_.CreateZExt(filter[i], i64_), c64(os[1])));
             Value* ok = b_.CreateAnd(filter_ok[i], pixel_ok[j][x * 2 + y]);
             // Pixels past P or Q have no place of their own: point them at the tile's first.
@@ -283,7 +283,6 @@ void WinogradEmitter::epilogue() {
 }
 
 void WinogradEmitter::emit_main() {
-  elem_bytes_ = static_cast<int>(ir::size_of(v_.dtype));
   const int threads = p_.threads();
   begin_kernel(name(), {gptr_, gptr_, gptr_, gptr_, gptr_, scalar_, scalar_}, threads);
   for (int a = 1; a <= 4; ++a) function_->getArg(a)->addAttr(llvm::Attribute::ReadOnly);
@@ -366,7 +365,6 @@ void WinogradEmitter::emit_main() {
 // One thread per (k, c) of the padded K x C, k fastest: U = G g Gt in double precision, rounded to
 // the dtype; zeros past K and C.
 void WinogradEmitter::emit_transform() {
-  elem_bytes_ = static_cast<int>(ir::size_of(v_.dtype));
   begin_kernel(name() + "_transform", {gptr_, gptr_}, 256);
   function_->getArg(1)->addAttr(llvm::Attribute::ReadOnly);
   auto arg = function_->arg_begin();
@@ -390,18 +388,10 @@ void WinogradEmitter::emit_transform() {
                                         llvm::Align(elem_bytes_));
         g.push_back(b_.CreateSelect(inside, b_.CreateFPExt(x, f64), zero(f64)));
       }
-    // G g (ah x s), then (G g) Gt (ah x aw).
-    std::vector<Value*> half(static_cast<size_t>(ah * s));
-    for (int a = 0; a < ah; ++a)
-      for (int j = 0; j < s; ++j) {
-        std::vector<Value*> column;
-        for (int i = 0; i < r; ++i) column.push_back(g[i * s + j]);
-        half[a * s + j] = combine(&wh_.g[a * r], 1, column);
-      }
+    const std::vector<Value*> u = sandwich(wh_.g, ah, g, s, ww_.g);
     for (int a = 0; a < ah; ++a)
       for (int b = 0; b < aw; ++b) {
-        std::vector<Value*> row(half.begin() + a * s, half.begin() + (a + 1) * s);
-        Value* value = b_.CreateFPTrunc(combine(&ww_.g[b * s], 1, row), elem_);
+        Value* value = b_.CreateFPTrunc(u[a * aw + b], elem_);
         Value* offset = b_.CreateAdd(b_.CreateMul(c64((a * aw + b) * cp), c64(kp)),
                                      b_.CreateAdd(b_.CreateMul(b_.CreateZExt(c, i64_), c64(kp)), b_.CreateZExt(k, i64_)));
         b_.CreateAlignedStore(value, gep(elem_, W, offset), llvm::Align(elem_bytes_));
