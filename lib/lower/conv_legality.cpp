@@ -75,10 +75,11 @@ Legality check_winograd_params(ir::DType dtype, const ConvParams& p, const Devic
   if (dtype != ir::DType::f32 && dtype != ir::DType::f64)
     return no<Explain>("WG=1 (Winograd) is built for f32 and f64, not {}: use WG=0", ir::name(dtype));
   if (device.sm < 80) return no<Explain>("WG=1 copies the filter with cp.async, which needs sm_80 or newer");
-  if (p.cs != 1 || p.cl != 1 || p.cg != 1 || p.vi != 1 || p.vf != 1 || p.li != 0 || p.lf != 0 || p.tc != 0)
-    return no<Explain>("WG=1 takes PL, KL, PS, KS, U and DB: CS, CL, CG, VI and VF must be 1, LI, LF and TC 0 "
-                       "(CS={}, CL={}, CG={}, VI={}, VF={}, LI={}, LF={}, TC={})",
-                       p.cs, p.cl, p.cg, p.vi, p.vf, p.li, p.lf, p.tc);
+  if (p.cs != 1 || p.cg != 1 || p.vi != 1 || p.vf != 1 || p.li != 0 || p.lf != 0 || p.tc != 0)
+    return no<Explain>("WG=1 takes PL, KL, PS, KS, U, CL and DB: CS, CG, VI and VF must be 1, LI, LF and TC 0 "
+                       "(CS={}, CG={}, VI={}, VF={}, LI={}, LF={}, TC={})",
+                       p.cs, p.cg, p.vi, p.vf, p.li, p.lf, p.tc);
+  if (p.cl < 1) return no<Explain>("CL={} must be at least 1 (the groups of threads that share the planes)", p.cl);
   for (auto [name, value] : {std::pair{"PL", p.pl}, {"KL", p.kl}, {"PS", p.ps}, {"KS", p.ks}, {"U", p.u}})
     if (!power_of_two(value)) return no<Explain>("{}={} must be a power of two", name, value);
   if (p.db != 0 && p.db != 1) return no<Explain>("DB={} must be 0 or 1", p.db);
@@ -91,12 +92,10 @@ Legality check_winograd_params(ir::DType dtype, const ConvParams& p, const Devic
     return no<Explain>("WG=1 needs PL and KL of at least 16 bytes of {} ({} elements); PL={}, KL={}", ir::name(dtype),
                        16 / elem, p.pl, p.kl);
   const int threads = p.threads();
-  if (threads % 32) return no<Explain>("(PL/PS)x(KL/KS) = {} threads is not a whole number of warps", threads);
+  if (threads % 32)
+    return no<Explain>("(PL/PS)x(KL/KS)xCL = {} threads is not a whole number of warps", threads);
   if (threads > device.max_threads_per_block)
     return no<Explain>("{} threads per block exceed the device's {}", threads, device.max_threads_per_block);
-  if (p.pl * p.u % threads)
-    return no<Explain>("the PL={} x U={} input tiles of a stage must be shared evenly by the {} threads", p.pl, p.u,
-                       threads);
   return {};
 }
 
@@ -145,11 +144,17 @@ Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
 int winograd_registers(const ir::Conv& v, const ConvParams& p) {
   WinogradShape shape = winograd_shape(v, p);
   int words = v.dtype == ir::DType::f64 ? 2 : 1;
-  // The accumulators of every plane, the taps of the tiles in flight, per tile its offsets and masks,
-  // the transforms' temporaries, and what the loops and addresses hold. The weights come from a
-  // ptxas sweep of 3,387 sets (sm_90, every filter size, layout and dtype): with them and the 8
-  // registers of margin, none of the 2,553 sets kept spilled.
-  return words * shape.planes * (p.ks * p.ps + shape.tile_slots) + 16 * shape.tile_slots + shape.planes / 2 + 32;
+  // The accumulators of the group's planes, the taps of the tiles in flight, per tile its offsets and
+  // masks, the transforms' temporaries, and what the loops and addresses hold; with CL > 1, per
+  // element of the thread tile and per channel of a stage what the loads and addresses hold (twice
+  // as much in f64, whose transforms also hold four times the temporaries), and 16 more. The weights come from ptxas sweeps (sm_90, every filter size, layout and dtype): 3,387 sets
+  // with CL = 1, then 3,360 with CL up to 18 and tiles up to 8 x 8. With them, the 8 registers of
+  // margin and the limits of check_winograd_problem, one of the 2,700 sets kept spilled (32 bytes:
+  // a 5 x 5 CL = 1 set on the budget's edge, where two like it did not).
+  const int base = words * (shape.group_planes * p.ks * p.ps + shape.planes * shape.tile_slots) +
+                   16 * shape.tile_slots + shape.planes / 2 + 32;
+  if (p.cl == 1) return base + 2 * p.db;
+  return base + words * words * p.ks * p.ps + 3 * p.u + 16 + (words - 1) * shape.planes * 3 / 2;
 }
 
 template <bool Explain>
@@ -160,6 +165,9 @@ Legality check_winograd_problem(const ir::Conv& v, const ConvParams& p, const Co
     return no<Explain>("WG=1 (Winograd) needs stride 1 and dilation 1: {}", ir::to_string(v));
   if (v.r < 2 || v.r > 5 || v.s < 2 || v.s > 5)
     return no<Explain>("WG=1 (Winograd F(2x2, RxS)) is built for 2 <= R, S <= 5, not R={}, S={}", v.r, v.s);
+  if (const int planes = static_cast<int>((v.r + 1) * (v.s + 1)); planes % p.cl)
+    return no<Explain>("CL={} must divide the {} planes of F(2x2, {}x{}) (each group of threads takes as many)", p.cl,
+                       planes, v.r, v.s);
   constexpr std::int64_t i32max = std::numeric_limits<std::int32_t>::max();
   for (int d = 0; d < 4; ++d)
     if (v.input_strides[d] < 0 || v.filter_strides[d] < 0 || v.output_strides[d] < 0)
@@ -174,15 +182,29 @@ Legality check_winograd_problem(const ir::Conv& v, const ConvParams& p, const Co
   if ((shape.tiles + p.pl - 1) / p.pl * shape.filter_blocks > i32max)
     return no<Explain>("the blocks exceed the grid's x limit");
   if (int smem = shape.shared_bytes(v.dtype, p); smem > device.max_shared_per_block)
-    return no<Explain>("{} bytes of shared memory ({} planes x U={} x (PL={} + KL={}){}) exceed the device's {} per "
-                       "block",
-                       smem, shape.planes, p.u, p.pl, p.kl, p.db ? " x 2 stages" : "", device.max_shared_per_block);
+    return no<Explain>("{} bytes of shared memory (the larger of {} planes x U={} x (PL={} + KL={}){} and, for CL > 1, "
+                       "{} planes x PL x KL) exceed the device's {} per block",
+                       smem, shape.planes, p.u, p.pl, p.kl, p.db ? " x 2 stages" : "", shape.planes,
+                       device.max_shared_per_block);
+  // Where each thread transforms its own tiles, ptxas spills larger blocks and thread tiles than
+  // these even when the estimate fits (3 of 31 spilling sets in the sweeps were kept otherwise).
+  if (p.threads() > 384)
+    return no<Explain>("WG=1 blocks take at most 384 threads, not {} (ptxas spills larger ones even where the "
+                       "estimate fits)",
+                       p.threads());
+  if (p.cl == 1 && (p.ks * p.ps > 8 || p.threads() > 128))
+    return no<Explain>("with CL=1, KS x PS = {} must be at most 8 and the {} threads at most 128 (ptxas spills "
+                       "beyond): split the planes with CL > 1",
+                       p.ks * p.ps, p.threads());
   int registers = winograd_registers(v, p);
-  int budget = std::min(device.max_registers_per_thread, device.registers_per_block / p.threads() / 8 * 8);
+  // The register file is split among the SM's four schedulers, and a block's warps are dealt out to
+  // them in turn: with 9 warps, one scheduler holds 3, so ptxas gives each thread 168 registers, not 224.
+  const int warps_per_scheduler = (p.threads() / 32 + 3) / 4;
+  int budget = std::min(device.max_registers_per_thread, device.registers_per_block / 4 / (32 * warps_per_scheduler) / 8 * 8);
   if (registers + 8 > budget)
     return no<Explain>("an estimated {} registers per thread ({} planes x KS={} x PS={} accumulators, {} input tiles "
                        "in flight) +8 of margin exceed the budget of {} for {} threads",
-                       registers, shape.planes, p.ks, p.ps, shape.tile_slots, budget, p.threads());
+                       registers, shape.group_planes, p.ks, p.ps, shape.tile_slots, budget, p.threads());
   return {};
 }
 
@@ -427,15 +449,18 @@ std::vector<ConvParams> winograd_space(const ir::Conv& problem, const ConvEpilog
   std::vector<ConvParams> out;
   ConvParams p;
   p.wg = 1, p.li = 0, p.lf = 0;
+  // CL: the divisors of the 16, 25 or 36 planes of 3 x 3, 4 x 4 and 5 x 5 filters (check_conv keeps
+  // those that divide this problem's).
   for (int pl : {16, 32, 64, 128})
     for (int kl : {8, 16, 32, 64})
-      for (int ps : {1, 2, 4})
-        for (int ks : {1, 2, 4})
+      for (int ps : {1, 2, 4, 8, 16})
+        for (int ks : {1, 2, 4, 8, 16})
           for (int u : {2, 4, 8, 16})
-            for (int db : {0, 1}) {
-              p.pl = pl, p.kl = kl, p.ps = ps, p.ks = ks, p.u = u, p.db = db;
-              if (p.threads() >= 64 && conv_legal(problem, p, epilogue, device)) out.push_back(p);
-            }
+            for (int cl : {1, 2, 3, 4, 5, 6, 8, 9, 12, 16, 18, 36})
+              for (int db : {0, 1}) {
+                p.pl = pl, p.kl = kl, p.ps = ps, p.ks = ks, p.u = u, p.cl = cl, p.db = db;
+                if (p.threads() >= 64 && conv_legal(problem, p, epilogue, device)) out.push_back(p);
+              }
   return out;
 }
 

@@ -10,9 +10,13 @@
 //  - each thread loads whole input tiles (PL x U of them per stage) into registers, zeros where a tap
 //    lies in the padding or past C, transforms them, and writes the E values to shared memory;
 //  - the stage's E x U x KL slice of W is copied to shared memory with cp.async;
-//  - each thread accumulates its KS filters x PS tiles of every plane;
-// and at the end each thread applies At . A to its own accumulators and writes its outputs through
-// the epilogue. With DB=1 the next stage's tiles are loaded while this one is multiplied.
+//  - the threads form CL groups, each of which takes E / CL of the planes: each thread accumulates
+//    its KS filters x PS tiles of its group's planes;
+// and at the end each thread applies At . A to its own accumulators (CL = 1), or the groups write
+// their planes to shared memory and each thread transforms whole (filter, tile) pairs from there
+// (CL > 1), and writes the outputs through the epilogue. Splitting the planes lets a thread hold a
+// larger KS x PS tile, and so read fewer shared-memory values per FMA, within the same registers.
+// With DB=1 the next stage's tiles are loaded while this one is multiplied.
 // Every extent and stride is an immediate, as in the direct kernel.
 #include "lower/kernel_builder.hpp"
 #include "lower/nvptx_backend.hpp"
@@ -71,6 +75,12 @@ class WinogradEmitter : public KernelBuilder {
   void copy_filter(Value* stage, Value* buffer);
   void multiply(Value* buffer);
   void epilogue();
+  // Writes the 2 x 2 `pixels` of the block's filter `k_local` and tile `t_local` through alpha, beta
+  // (read_o), bias and relu.
+  void store_tile(Value* k_local, Value* t_local, const std::vector<Value*>& pixels, bool read_o);
+  std::vector<Value*> output_transform(const std::vector<Value*>& planes) {
+    return sandwich(wh_.at, 2, planes, ww_.alpha, ww_.at);
+  }
   Value* smem_v(Value* buffer, Value* index) { return gep(elem_, smem_, b_.CreateAdd(b_.CreateMul(buffer, c32(shape_.stage_elements)), index)); }
   Value* smem_u(Value* buffer, Value* index) {
     return smem_v(buffer, b_.CreateAdd(c32(shape_.planes * p_.u * p_.pl), index));
@@ -86,16 +96,17 @@ class WinogradEmitter : public KernelBuilder {
   WinogradShape shape_;
 
   Value *O_, *I_, *W_, *bias_, *alpha_, *beta_;
-  Value *tid_, *bm_, *bn_, *tt_, *tk_;
+  Value *tid_, *bm_, *bn_, *tt_, *tk_, *group_;
   // Per input tile a thread loads: its place in the stage, its base offset, which rows and columns
   // of its (R+1) x (S+1) taps lie in the image, and the registers its taps are loaded into.
   struct TileSlot {
     Value *local_tile, *channel, *base;
+    Value* valid = nullptr;  // whether the thread has this slot's tile (null: always)
     std::vector<Value*> row_inside, column_inside;
     std::vector<llvm::AllocaInst*> raw;
   };
   std::vector<TileSlot> slots_;
-  std::vector<llvm::AllocaInst*> acc_;  // [(e * KS + i) * PS + j]
+  std::vector<llvm::AllocaInst*> acc_;  // [(e * KS + i) * PS + j], e over the group's planes
 };
 
 WinogradEmitter::Tile WinogradEmitter::decompose(Value* tile) {
@@ -163,6 +174,7 @@ void WinogradEmitter::load_tiles(Value* stage) {
   for (TileSlot& slot : slots_) {
     Value* c = b_.CreateAdd(b_.CreateMul(stage, c32(p_.u)), slot.channel);
     Value* channel_inside = b_.CreateICmpULT(c, c32(v_.c));
+    if (slot.valid) channel_inside = b_.CreateAnd(channel_inside, slot.valid);
     Value* base = b_.CreateAdd(slot.base, b_.CreateMul(c, c32(is[1])));
     for (int a = 0; a < ah; ++a)
       for (int s = 0; s < aw; ++s) {
@@ -177,12 +189,17 @@ void WinogradEmitter::load_tiles(Value* stage) {
 void WinogradEmitter::store_planes(Value* buffer) {
   const int ah = wh_.alpha, aw = ww_.alpha;
   for (TileSlot& slot : slots_) {
-    std::vector<Value*> d;
-    for (auto* cell : slot.raw) d.push_back(b_.CreateLoad(elem_, cell));
-    const std::vector<Value*> planes = sandwich(wh_.bt, ah, d, aw, ww_.bt);
-    Value* place = b_.CreateAdd(b_.CreateMul(slot.channel, c32(p_.pl)), slot.local_tile);
-    for (int e = 0; e < ah * aw; ++e)
-      b_.CreateAlignedStore(planes[e], smem_v(buffer, b_.CreateAdd(c32(e * p_.u * p_.pl), place)), llvm::Align(elem_bytes_));
+    auto store = [&] {
+      std::vector<Value*> d;
+      for (auto* cell : slot.raw) d.push_back(b_.CreateLoad(elem_, cell));
+      const std::vector<Value*> planes = sandwich(wh_.bt, ah, d, aw, ww_.bt);
+      Value* place = b_.CreateAdd(b_.CreateMul(slot.channel, c32(p_.pl)), slot.local_tile);
+      for (int e = 0; e < ah * aw; ++e)
+        b_.CreateAlignedStore(planes[e], smem_v(buffer, b_.CreateAdd(c32(e * p_.u * p_.pl), place)),
+                              llvm::Align(elem_bytes_));
+    };
+    if (slot.valid) if_then(slot.valid, store);
+    else store();
   }
 }
 
@@ -211,8 +228,9 @@ void WinogradEmitter::copy_filter(Value* stage, Value* buffer) {
 
 void WinogradEmitter::multiply(Value* buffer) {
   for_loop(c32(p_.u), [&](Value* c) {
-    for (int e = 0; e < shape_.planes; ++e) {
-      Value* row = b_.CreateAdd(c32(e * p_.u), c);
+    Value* first_row = b_.CreateAdd(b_.CreateMul(group_, c32(shape_.group_planes * p_.u)), c);
+    for (int e = 0; e < shape_.group_planes; ++e) {
+      Value* row = b_.CreateAdd(c32(e * p_.u), first_row);
       std::vector<Value*> u =
           load_run(smem_u(buffer, b_.CreateAdd(b_.CreateMul(row, c32(p_.kl)), b_.CreateMul(tk_, c32(p_.ks)))), p_.ks);
       std::vector<Value*> v =
@@ -227,57 +245,80 @@ void WinogradEmitter::multiply(Value* buffer) {
   });
 }
 
-void WinogradEmitter::epilogue() {
-  const int aw = ww_.alpha;
+void WinogradEmitter::store_tile(Value* k_local, Value* t_local, const std::vector<Value*>& pixels, bool read_o) {
   const auto& os = v_.output_strides;
-  std::vector<Value*> filter, filter_ok, bias;
-  for (int i = 0; i < p_.ks; ++i) {
-    Value* k = b_.CreateAdd(b_.CreateMul(bn_, c32(p_.kl)), b_.CreateAdd(b_.CreateMul(tk_, c32(p_.ks)), c32(i)));
-    filter_ok.push_back(b_.CreateICmpULT(k, c32(v_.k)));
-    filter.push_back(min32(k, c32(v_.k - 1)));
-    if (epi_.bias)
-      bias.push_back(b_.CreateAlignedLoad(elem_, gep(elem_, bias_, b_.CreateZExt(filter.back(), i64_)),
-                                          llvm::Align(elem_bytes_)));
-  }
-  // Per tile: the output offset of its first pixel and which of its 2 x 2 pixels exist.
-  std::vector<Value*> tile_offset;
-  std::vector<std::array<Value*, 4>> pixel_ok;
-  for (int j = 0; j < p_.ps; ++j) {
-    Value* t = b_.CreateAdd(b_.CreateMul(bm_, c32(p_.pl)), b_.CreateAdd(b_.CreateMul(tt_, c32(p_.ps)), c32(j)));
-    Value* exists = b_.CreateICmpULT(t, c32(shape_.tiles));
-    Tile tile = decompose(min32(t, c32(shape_.tiles - 1)));
-    Value* p0 = b_.CreateMul(tile.tp, c32(2));
-    Value* q0 = b_.CreateMul(tile.tq, c32(2));
-    auto wide = [&](Value* x, std::int64_t stride) { return b_.CreateMul(b_.CreateZExt(x, i64_), c64(stride)); };
-    tile_offset.push_back(b_.CreateAdd(wide(tile.n, os[0]), b_.CreateAdd(wide(p0, os[2]), wide(q0, os[3]))));
-    Value* row1 = b_.CreateICmpULT(b_.CreateAdd(p0, c32(1)), c32(v_.p));
-    Value* column1 = b_.CreateICmpULT(b_.CreateAdd(q0, c32(1)), c32(v_.q));
-    pixel_ok.push_back({exists, b_.CreateAnd(exists, column1), b_.CreateAnd(exists, row1),
-                        b_.CreateAnd(exists, b_.CreateAnd(row1, column1))});
-  }
-  auto write = [&](bool read_o) {
+  Value* k = b_.CreateAdd(b_.CreateMul(bn_, c32(p_.kl)), k_local);
+  Value* filter_ok = b_.CreateICmpULT(k, c32(v_.k));
+  Value* filter = b_.CreateZExt(min32(k, c32(v_.k - 1)), i64_);
+  Value* bias = epi_.bias ? b_.CreateAlignedLoad(elem_, gep(elem_, bias_, filter), llvm::Align(elem_bytes_)) : nullptr;
+  Value* t = b_.CreateAdd(b_.CreateMul(bm_, c32(p_.pl)), t_local);
+  Value* exists = b_.CreateAnd(filter_ok, b_.CreateICmpULT(t, c32(shape_.tiles)));
+  Tile tile = decompose(min32(t, c32(shape_.tiles - 1)));
+  Value* p0 = b_.CreateMul(tile.tp, c32(2));
+  Value* q0 = b_.CreateMul(tile.tq, c32(2));
+  auto wide = [&](Value* x, std::int64_t stride) { return b_.CreateMul(b_.CreateZExt(x, i64_), c64(stride)); };
+  Value* base = b_.CreateAdd(b_.CreateAdd(wide(tile.n, os[0]), b_.CreateMul(filter, c64(os[1]))),
+                             b_.CreateAdd(wide(p0, os[2]), wide(q0, os[3])));
+  Value* row1 = b_.CreateICmpULT(b_.CreateAdd(p0, c32(1)), c32(v_.p));
+  Value* column1 = b_.CreateICmpULT(b_.CreateAdd(q0, c32(1)), c32(v_.q));
+  const std::array<Value*, 4> pixel_ok{exists, b_.CreateAnd(exists, column1), b_.CreateAnd(exists, row1),
+                                       b_.CreateAnd(exists, b_.CreateAnd(row1, column1))};
+  for (int x = 0; x < 2; ++x)
+    for (int y = 0; y < 2; ++y) {
+      Value* value = b_.CreateFMul(alpha_, pixels[x * 2 + y]);
+      Value* ok = pixel_ok[x * 2 + y];
+      // Pixels past P or Q have no place of their own: point them at the output's first.
+      Value* ptr = gep(elem_, O_, b_.CreateSelect(ok, b_.CreateAdd(base, c64(x * os[2] + y * os[3])), c64(0)));
+      if (read_o)
+        value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_},
+                                   {beta_, b_.CreateAlignedLoad(elem_, ptr, llvm::Align(elem_bytes_)), value});
+      if (bias) value = b_.CreateFAdd(value, bias);
+      if (epi_.relu) value = b_.CreateSelect(b_.CreateFCmpOGT(value, zero(scalar_)), value, zero(scalar_));
+      predicated("st", ptr, value, ok);
+    }
+}
+
+void WinogradEmitter::epilogue() {
+  auto own_tiles = [&](bool read_o) {
     for (int i = 0; i < p_.ks; ++i)
       for (int j = 0; j < p_.ps; ++j) {
         std::vector<Value*> m;
         for (int e = 0; e < shape_.planes; ++e) m.push_back(b_.CreateLoad(scalar_, acc_[(e * p_.ks + i) * p_.ps + j]));
-        const std::vector<Value*> pixels = sandwich(wh_.at, 2, m, aw, ww_.at);
-        for (int x = 0; x < 2; ++x)
-          for (int y = 0; y < 2; ++y) {
-            Value* value = b_.CreateFMul(alpha_, pixels[x * 2 + y]);
-            Value* offset = b_.CreateAdd(tile_offset[j], c64(x * os[2] + y * os[3]));
-            offset = b_.CreateAdd(offset, b_.CreateMul(b_.CreateZExt(filter[i], i64_), c64(os[1])));
-            Value* ok = b_.CreateAnd(filter_ok[i], pixel_ok[j][x * 2 + y]);
-            // Pixels past P or Q have no place of their own: point them at the tile's first.
-            Value* ptr = gep(elem_, O_, b_.CreateSelect(ok, offset, c64(0)));
-            if (read_o)
-              value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_},
-                                         {beta_, b_.CreateAlignedLoad(elem_, ptr, llvm::Align(elem_bytes_)), value});
-            if (epi_.bias) value = b_.CreateFAdd(value, bias[i]);
-            if (epi_.relu) value = b_.CreateSelect(b_.CreateFCmpOGT(value, zero(scalar_)), value, zero(scalar_));
-            predicated("st", ptr, value, ok);
-          }
+        store_tile(b_.CreateAdd(b_.CreateMul(tk_, c32(p_.ks)), c32(i)),
+                   b_.CreateAdd(b_.CreateMul(tt_, c32(p_.ps)), c32(j)), output_transform(m), read_o);
       }
   };
+  // CL > 1: the planes meet in shared memory, [(e * KL + filter) * PL + tile], and consecutive
+  // threads take consecutive tiles of a filter, transform all its planes and store its pixels.
+  const int pairs = p_.kl * p_.pl, threads = p_.threads();
+  auto shared_tiles = [&](bool read_o) {
+    for (int first = 0; first < pairs; first += threads) {
+      Value* pair = b_.CreateAdd(tid_, c32(first));
+      auto body = [&] {
+        std::vector<Value*> m;
+        for (int e = 0; e < shape_.planes; ++e)
+          m.push_back(b_.CreateAlignedLoad(scalar_, smem_v(c32(0), b_.CreateAdd(c32(e * pairs), pair)),
+                                           llvm::Align(elem_bytes_)));
+        store_tile(b_.CreateUDiv(pair, c32(p_.pl)), b_.CreateURem(pair, c32(p_.pl)), output_transform(m), read_o);
+      };
+      if (first + threads <= pairs) body();
+      else if_then(b_.CreateICmpULT(pair, c32(pairs)), body);
+    }
+  };
+  if (p_.cl > 1) {
+    for (int e = 0; e < shape_.group_planes; ++e)
+      for (int i = 0; i < p_.ks; ++i) {
+        Value* filter = b_.CreateAdd(b_.CreateMul(tk_, c32(p_.ks)), c32(i));
+        Value* plane = b_.CreateAdd(b_.CreateMul(group_, c32(shape_.group_planes)), c32(e));
+        Value* row = b_.CreateAdd(b_.CreateMul(plane, c32(p_.kl)), filter);
+        Value* first = b_.CreateAdd(b_.CreateMul(row, c32(p_.pl)), b_.CreateMul(tt_, c32(p_.ps)));
+        for (int j = 0; j < p_.ps; ++j)
+          b_.CreateAlignedStore(b_.CreateLoad(scalar_, acc_[(e * p_.ks + i) * p_.ps + j]),
+                                smem_v(c32(0), b_.CreateAdd(first, c32(j))), llvm::Align(elem_bytes_));
+      }
+    barrier();
+  }
+  auto write = [&](bool read_o) { p_.cl > 1 ? shared_tiles(read_o) : own_tiles(read_o); };
   // beta = 0 must not read O: it may hold NaNs.
   if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { write(false); }, [&] { write(true); });
 }
@@ -294,14 +335,18 @@ void WinogradEmitter::emit_main() {
   // Consecutive blocks take consecutive filter tiles of one group of tiles: they share its input in L2.
   bm_ = b_.CreateUDiv(pid, c32(shape_.filter_blocks));
   bn_ = b_.CreateURem(pid, c32(shape_.filter_blocks));
-  tt_ = b_.CreateURem(tid_, c32(p_.pl / p_.ps));
-  tk_ = b_.CreateUDiv(tid_, c32(p_.pl / p_.ps));
+  const int group_threads = threads / p_.cl;
+  Value* in_group = b_.CreateURem(tid_, c32(group_threads));
+  group_ = b_.CreateUDiv(tid_, c32(group_threads));
+  tt_ = b_.CreateURem(in_group, c32(p_.pl / p_.ps));
+  tk_ = b_.CreateUDiv(in_group, c32(p_.pl / p_.ps));
 
   const auto& is = v_.input_strides;
   const int ah = wh_.alpha, aw = ww_.alpha;
   for (int i = 0; i < shape_.tile_slots; ++i) {
     TileSlot slot;
     Value* index = b_.CreateAdd(tid_, c32(i * threads));
+    if ((i + 1) * threads > p_.pl * p_.u) slot.valid = b_.CreateICmpULT(index, c32(p_.pl * p_.u));
     slot.local_tile = b_.CreateURem(index, c32(p_.pl));
     slot.channel = b_.CreateUDiv(index, c32(p_.pl));
     Value* t = b_.CreateAdd(b_.CreateMul(bm_, c32(p_.pl)), slot.local_tile);
@@ -317,7 +362,7 @@ void WinogradEmitter::emit_main() {
     for (int e = 0; e < ah * aw; ++e) slot.raw.push_back(local(elem_, "tap"));
     slots_.push_back(std::move(slot));
   }
-  for (int e = 0; e < shape_.planes * p_.ks * p_.ps; ++e) {
+  for (int e = 0; e < shape_.group_planes * p_.ks * p_.ps; ++e) {
     acc_.push_back(local(scalar_, "acc"));
     b_.CreateStore(zero(scalar_), acc_.back());
   }

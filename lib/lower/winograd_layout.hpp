@@ -5,6 +5,7 @@
 #include <isaac/lower/conv.hpp>
 #include <isaac/lower/target.hpp>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace isaac::lower {
@@ -15,10 +16,12 @@ struct WinogradShape {
   std::int64_t tiles = 0;                  // N x tiles_p x tiles_q
   std::int64_t filter_blocks = 0;          // blocks along K
   std::int64_t padded_k = 0, padded_c = 0; // the workspace's K and C: whole KL and U tiles
+  int group_planes = 0;                    // planes each of the CL thread groups accumulates
   int stage_elements = 0;                  // one shared-memory stage: the planes of PL tiles and KL filters, U channels
-  int tile_slots = 0;                      // input tiles each thread loads per stage
+  int reduction_elements = 0;              // CL > 1: every plane of the block's outputs, for the output transform
+  int tile_slots = 0;                      // input tiles each thread loads per stage (the last may be partial)
   int shared_bytes(ir::DType dtype, const ConvParams& p) const {
-    return stage_elements * (p.db ? 2 : 1) * static_cast<int>(ir::size_of(dtype));
+    return std::max(stage_elements * (p.db ? 2 : 1), reduction_elements) * static_cast<int>(ir::size_of(dtype));
   }
 };
 
@@ -31,8 +34,10 @@ inline WinogradShape winograd_shape(const ir::Conv& v, const ConvParams& p) {
   s.filter_blocks = (v.k + p.kl - 1) / p.kl;
   s.padded_k = s.filter_blocks * p.kl;
   s.padded_c = (v.c + p.u - 1) / p.u * p.u;
+  s.group_planes = s.planes / p.cl;
   s.stage_elements = s.planes * p.u * (p.pl + p.kl);
-  s.tile_slots = p.pl * p.u / p.threads();
+  s.reduction_elements = p.cl > 1 ? s.planes * p.kl * p.pl : 0;
+  s.tile_slots = (p.pl * p.u + p.threads() - 1) / p.threads();
   return s;
 }
 

@@ -76,19 +76,21 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
 
 std::vector<lower::ConvParams> winograd_candidates(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
                                                    const lower::DeviceLimits& device) {
-  // The WG=1 sets that won the f32 sweep on the H100 (bench/results/conv-sweep-winners.csv): small
-  // blocks of 16 tiles, so that several blocks of their 255-register threads share an SM.
+  // The WG=1 sets that won the f32 sweep on the H100 (bench/results/conv-sweep-winners.csv): for
+  // 3 x 3, one plane per group of threads (CL=16) with thread tiles of 32-64; for 5 x 5, 9 planes per
+  // group of small tiles.
   static const char* const sets[] = {
-      "PL=16,KL=64,PS=2,KS=4,U=16,DB=0,WG=1", "PL=16,KL=32,PS=2,KS=4,U=8,DB=0,WG=1",
-      "PL=16,KL=32,PS=1,KS=4,U=16,DB=0,WG=1", "PL=16,KL=32,PS=1,KS=4,U=8,DB=0,WG=1",
-      "PL=16,KL=16,PS=2,KS=2,U=4,DB=0,WG=1"};
+      "PL=16,KL=32,PS=4,KS=16,U=8,CL=16,DB=0,WG=1", "PL=32,KL=32,PS=4,KS=16,U=8,CL=16,DB=0,WG=1",
+      "PL=32,KL=32,PS=8,KS=8,U=8,CL=16,DB=0,WG=1",  "PL=16,KL=32,PS=4,KS=8,U=16,CL=16,DB=0,WG=1",
+      "PL=16,KL=32,PS=8,KS=4,U=16,CL=16,DB=0,WG=1", "PL=16,KL=16,PS=2,KS=4,U=8,CL=4,DB=1,WG=1",
+      "PL=16,KL=32,PS=2,KS=4,U=16,CL=4,DB=0,WG=1"};
   std::vector<lower::ConvParams> out;
   for (const char* text : sets)
     if (lower::ConvParams p = lower::parse_conv_params(text); lower::conv_legal(problem, p, epilogue, device))
       out.push_back(p);
   if (!out.empty()) return out;
-  // None fits (f64 with 5 x 5 filters, whose planes need twice the registers): the single-stage
-  // sets of 16 tiles with the largest thread tiles, as those winners are.
+  // None fits (other filter sizes, f64): the single-stage sets of 16 tiles with the largest thread
+  // tiles, as most of those winners are.
   std::vector<lower::ConvParams> space = lower::winograd_space(problem, epilogue, device);
   std::stable_sort(space.begin(), space.end(), [](const lower::ConvParams& a, const lower::ConvParams& b) {
     auto key = [](const lower::ConvParams& p) { return std::tuple(p.db, p.pl != 16, -p.ps * p.ks); };

@@ -79,8 +79,9 @@ TEST_CASE("WG=1 sets print WG last and parse back; direct sets keep their text")
 }
 
 TEST_CASE("WG=1 legality: what it applies to, and why a set is refused") {
-  const ConvParams p = winograd("PL=32,KL=32,PS=2,KS=2,U=8,WG=1");
+  const ConvParams p = winograd("PL=16,KL=32,PS=2,KS=2,U=8,WG=1");
   CHECK(lower::check_conv(problem(), p));
+  CHECK(lower::check_conv(problem(), winograd("PL=32,KL=32,PS=4,KS=4,U=8,CL=4,WG=1")));
   auto refused = [&](const ir::Conv& v, const ConvParams& q, const char* reason, lower::DeviceLimits device = {}) {
     auto legal = lower::check_conv(v, q, {}, device);
     CHECK_MESSAGE(!legal, ir::to_string(v) << " " << q.str());
@@ -93,15 +94,20 @@ TEST_CASE("WG=1 legality: what it applies to, and why a set is refused") {
   refused(problem(DType::f32, 7), p, "2 <= R, S <= 5");
   refused(problem(DType::f16), p, "f32 and f64");
   refused(problem(), p, "sm_80", {.sm = 75});
-  refused(problem(), winograd("PL=32,KL=32,PS=2,KS=2,U=8,CG=2,WG=1"), "CS, CL, CG, VI and VF must be 1");
+  refused(problem(), winograd("PL=32,KL=32,PS=2,KS=2,U=8,CG=2,WG=1"), "CS, CG, VI and VF must be 1");
   refused(problem(), winograd("PL=32,KL=32,PS=2,KS=2,U=8,TC=1,WG=1"), "TC 0");
   refused(problem(), winograd("PL=32,KL=32,PS=2,KS=2,U=8,WG=2"), "WG=2 must be 0");
   refused(problem(), winograd("PL=32,KL=2,PS=2,KS=2,U=8,WG=1"), "16 bytes");
-  refused(problem(), winograd("PL=64,KL=32,PS=2,KS=2,U=2,WG=1"), "shared evenly");
+  refused(problem(), winograd("PL=32,KL=32,PS=4,KS=4,U=8,CL=3,WG=1"), "CL=3 must divide the 16 planes");
+  refused(problem(), winograd("PL=64,KL=32,PS=4,KS=4,U=8,CL=4,WG=1"), "at most 384 threads");
+  refused(problem(), winograd("PL=32,KL=32,PS=4,KS=4,U=8,WG=1"), "KS x PS = 16 must be at most 8");
+  refused(problem(), winograd("PL=32,KL=32,PS=2,KS=2,U=8,WG=1"), "256 threads at most 128");
   refused(problem(), winograd("PL=32,KL=24,PS=2,KS=2,U=8,WG=1"), "power of two");
-  // 36 planes x 4 x 4 accumulators.
-  refused(problem(DType::f32, 5), winograd("PL=64,KL=64,PS=4,KS=4,U=8,DB=0,WG=1"), "registers");
-  refused(problem(DType::f32, 5), winograd("PL=128,KL=64,PS=4,KS=4,U=16,WG=1"), "shared memory");
+  // 18 planes x 8 x 4 accumulators.
+  refused(problem(DType::f32, 5), winograd("PL=16,KL=32,PS=4,KS=8,U=8,CL=2,DB=0,WG=1"), "registers");
+  refused(problem(DType::f32, 5), winograd("PL=128,KL=64,PS=8,KS=8,U=16,CL=2,WG=1"), "shared memory");
+  // CL > 1 keeps every plane of the block's outputs in shared memory for the output transform.
+  refused(problem(DType::f32, 5), winograd("PL=128,KL=64,PS=8,KS=8,U=2,CL=2,DB=0,WG=1"), "planes x PL x KL");
 }
 
 TEST_CASE("winograd_space: legal WG=1 sets where Winograd applies, none elsewhere; conv_space has none") {

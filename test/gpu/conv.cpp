@@ -95,7 +95,8 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits, bool tensor_core
 }
 
 // WG=1 (Winograd F(2x2, RxS)) cases: stride and dilation 1, every filter size it takes, padding,
-// odd P and Q (half tiles), C and K past a tile, N = 1 and C = 1, every layout, f32 and f64.
+// odd P and Q (half tiles), C and K past a tile, N = 1 and C = 1, every layout, f32 and f64, CL = 1
+// and CL > 1.
 std::vector<Case> make_winograd_cases(const lower::DeviceLimits& limits) {
   std::mt19937_64 rng(20160330);
   struct Shape {
@@ -122,8 +123,13 @@ std::vector<Case> make_winograd_cases(const lower::DeviceLimits& limits) {
         ir::Conv v = ir::dense_conv(t, s.n, s.c, s.h, s.w, s.k, s.r, s.s, 1, s.pad, 1, il, fl);
         auto space = lower::winograd_space(v, {}, limits);
         REQUIRE_MESSAGE(!space.empty(), "no legal WG=1 parameters for " << ir::to_string(v));
-        for (int i = 0; i < 2; ++i) {
-          const lower::ConvParams& p = space[rng() % space.size()];
+        // Both epilogues: threads that transform their own tiles (CL = 1), and groups that split the
+        // planes and meet in shared memory (CL > 1); then any set.
+        std::vector<lower::ConvParams> own, split;
+        for (const lower::ConvParams& p : space) (p.cl == 1 ? own : split).push_back(p);
+        for (const auto* from : {&own, &split, &space}) {
+          if (from->empty()) continue;
+          const lower::ConvParams& p = (*from)[rng() % from->size()];
           int n = static_cast<int>(cases.size());
           lower::ConvEpilogue e{n % 3 == 1, n % 4 == 2};
           cases.push_back({v, p, e, 1.25, n % 2 ? 0.0 : -0.75});
@@ -315,13 +321,45 @@ TEST_CASE("CONV TC=1: tensor cores (f16 mma.sync, f64 DMMA) on every layout, pad
   compile_and_check(make_cases(device_limits(info), true));
 }
 
+// WG=1 needs cp.async (sm_80): says so and returns false on older devices.
+namespace {
+bool winograd_device(const runtime::DeviceInfo& info) {
+  if (info.compute_capability() >= 80) return true;
+  MESSAGE("SKIPPED: WG=1 needs sm_80 or newer; this device is sm_" << info.compute_capability());
+  return false;
+}
+}  // namespace
+
 TEST_CASE("CONV WG=1: Winograd F(2x2, RxS) on every layout, filter size 2-5, padding and tile edge") {
   auto info = runtime::device_info(0);
-  if (info.compute_capability() < 80) {
-    MESSAGE("SKIPPED: WG=1 needs sm_80 or newer; this device is sm_" << info.compute_capability());
-    return;
-  }
+  if (!winograd_device(info)) return;
   compile_and_check(make_winograd_cases(device_limits(info)));
+}
+
+TEST_CASE("CONV WG=1: the sweep's winning shapes of plane groups (CL=16 of 16 planes, CL=4 of 36) at tile edges") {
+  auto info = runtime::device_info(0);
+  if (!winograd_device(info)) return;
+  std::vector<Case> cases;
+  auto add = [&](ir::Conv v, const char* params, lower::ConvEpilogue e, double beta) {
+    lower::ConvParams p = lower::parse_conv_params(params);
+    auto legal = lower::check_conv(v, p, e, device_limits(info));
+    REQUIRE_MESSAGE(legal, ir::to_string(v) << " " << params << ": " << legal.reason);
+    cases.push_back({v, p, e, 1.25, beta});
+  };
+  // K and the tiles one past a block (33 filters, 2 x 17 x 17 tiles of 2 x 2), odd P and Q.
+  for (auto [il, fl] : {std::pair{ImageLayout::chwn, FilterLayout::crsk}, {ImageLayout::nchw, FilterLayout::kcrs},
+                        {ImageLayout::nhwc, FilterLayout::krsc}}) {
+    auto v3 = ir::dense_conv(ir::DType::f32, 2, 21, 35, 35, 33, 3, 3, 1, 1, 1, il, fl);
+    add(v3, "PL=16,KL=32,PS=4,KS=16,U=8,CL=16,DB=0,WG=1", {.bias = true}, 0.0);
+    add(v3, "PL=32,KL=32,PS=8,KS=8,U=8,CL=16,DB=1,WG=1", {.relu = true}, -0.5);
+    add(v3, "PL=16,KL=32,PS=8,KS=4,U=16,CL=16,DB=0,WG=1", {}, 0.0);
+    auto v5 = ir::dense_conv(ir::DType::f32, 3, 17, 13, 12, 19, 5, 5, 1, 2, 1, il, fl);
+    add(v5, "PL=16,KL=16,PS=2,KS=4,U=8,CL=4,DB=1,WG=1", {.bias = true, .relu = true}, 0.0);
+    add(v5, "PL=16,KL=32,PS=2,KS=4,U=16,CL=4,DB=0,WG=1", {}, 0.5);
+  }
+  auto v64 = ir::dense_conv(ir::DType::f64, 2, 9, 11, 10, 17, 3, 3, 1, 1, 1, ImageLayout::nchw, FilterLayout::kcrs);
+  add(v64, "PL=16,KL=16,PS=4,KS=4,U=4,CL=16,DB=1,WG=1", {.bias = true}, 0.25);
+  compile_and_check(cases);
 }
 
 TEST_CASE("CONV: hand-picked parameter sets (vectors, CG splits with bias, CL warp groups, single stage, tensor cores)") {
@@ -397,10 +435,7 @@ TEST_CASE("CONV: the kernels chosen by pruning + annealing and by runtime autotu
 
 TEST_CASE("CONV: the model search times Winograd sets beside the model's where they apply; its choice matches") {
   auto info = runtime::device_info(0);
-  if (info.compute_capability() < 80) {
-    MESSAGE("SKIPPED: WG=1 needs sm_80 or newer; this device is sm_" << info.compute_capability());
-    return;
-  }
+  if (!winograd_device(info)) return;
   std::vector<Case> cases;
   // Winograd applies to the first two (f32 and f64, stride 1); not to the strided one.
   auto chwn = ir::dense_conv(ir::DType::f32, 8, 64, 30, 30, 64, 3, 3, 1, 1, 1, ImageLayout::chwn, FilterLayout::crsk);

@@ -40,9 +40,11 @@ struct ConvParams {
   // block multiplies, for each of the (R+1)(S+1) transformed planes, KL filters by PL tiles of 2 x 2
   // output pixels over C, U channels per stage, each thread KS x PS of every plane: PL tiles, KL
   // filters, PS and KS tile the block as they do for pixels; U is the channels of a stage and DB
-  // double-buffers it. The input tiles are transformed as they are loaded, and each thread
-  // transforms its own outputs, so the planes never leave the chip. A filter-transform kernel runs
-  // first. CS, CL, CG, VI, VF stay 1, LI, LF and TC 0. Written in the text form only when set.
+  // double-buffers it; CL groups of threads split the planes (CL divides them). The input tiles are
+  // transformed as they are loaded; with CL = 1 each thread transforms its own outputs, with CL > 1
+  // the groups' planes meet in shared memory, so the planes never leave the chip. A
+  // filter-transform kernel runs first. CS, CG, VI, VF stay 1, LI, LF and TC 0. Written in the text
+  // form only when set.
   int wg = 0;
 
   int threads() const { return (pl / ps) * (kl / ks) * cl; }
