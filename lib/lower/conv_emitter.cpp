@@ -85,19 +85,8 @@ class ConvEmitter : public TiledKernelBuilder {
 };
 
 ConvEmitter::Pixel ConvEmitter::decompose(Value* pixel) {
-  Pixel px;
-  if (v_.input_layout == ir::ImageLayout::chwn) {
-    px.n = b_.CreateURem(pixel, c32(v_.n));
-    Value* pq = b_.CreateUDiv(pixel, c32(v_.n));
-    px.q = b_.CreateURem(pq, c32(v_.q));
-    px.p = b_.CreateUDiv(pq, c32(v_.q));
-  } else {
-    px.q = b_.CreateURem(pixel, c32(v_.q));
-    Value* np = b_.CreateUDiv(pixel, c32(v_.q));
-    px.p = b_.CreateURem(np, c32(v_.p));
-    px.n = b_.CreateUDiv(np, c32(v_.p));
-  }
-  return px;
+  auto [n, p, q] = split_image_index(pixel, v_.input_layout == ir::ImageLayout::chwn, v_.n, v_.p, v_.q);
+  return {n, p, q};
 }
 
 Value* ConvEmitter::output_pixel_offset(const Pixel& px) {

@@ -32,6 +32,21 @@ class KernelBuilder {
   Value* c64(std::int64_t v) { return b_.getInt64(static_cast<std::uint64_t>(v)); }
   Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateIntrinsic(id, {}, {}); }
   Value* min32(Value* a, Value* x) { return b_.CreateSelect(b_.CreateICmpSLT(a, x), a, x); }
+  // An image index (n, row, column) flattened with n fastest (CHWN) or the column fastest (NCHW,
+  // NHWC), split back with constant divisions: {n, row, column}.
+  std::array<Value*, 3> split_image_index(Value* index, bool n_fastest, std::int64_t n, std::int64_t rows,
+                                          std::int64_t columns) {
+    if (n_fastest) {
+      Value* image = b_.CreateURem(index, c32(n));
+      Value* rest = b_.CreateUDiv(index, c32(n));
+      Value* column = b_.CreateURem(rest, c32(columns));
+      return {image, b_.CreateUDiv(rest, c32(columns)), column};
+    }
+    Value* column = b_.CreateURem(index, c32(columns));
+    Value* rest = b_.CreateUDiv(index, c32(columns));
+    Value* row = b_.CreateURem(rest, c32(rows));
+    return {b_.CreateUDiv(rest, c32(rows)), row, column};
+  }
   Value* gep(llvm::Type* t, Value* ptr, Value* index) { return b_.CreateInBoundsGEP(t, ptr, index); }
   Value* zero(llvm::Type* t) { return llvm::Constant::getNullValue(t); }
   llvm::Type* vec(llvm::Type* t, int n) { return n == 1 ? t : llvm::FixedVectorType::get(t, n); }

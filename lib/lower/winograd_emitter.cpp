@@ -110,19 +110,10 @@ class WinogradEmitter : public KernelBuilder {
 };
 
 WinogradEmitter::Tile WinogradEmitter::decompose(Value* tile) {
-  Tile t;
-  if (v_.input_layout == ir::ImageLayout::chwn) {  // n fastest, as the input's contiguous axis
-    t.n = b_.CreateURem(tile, c32(v_.n));
-    Value* rest = b_.CreateUDiv(tile, c32(v_.n));
-    t.tq = b_.CreateURem(rest, c32(shape_.tiles_q));
-    t.tp = b_.CreateUDiv(rest, c32(shape_.tiles_q));
-  } else {
-    t.tq = b_.CreateURem(tile, c32(shape_.tiles_q));
-    Value* rest = b_.CreateUDiv(tile, c32(shape_.tiles_q));
-    t.tp = b_.CreateURem(rest, c32(shape_.tiles_p));
-    t.n = b_.CreateUDiv(rest, c32(shape_.tiles_p));
-  }
-  return t;
+  // n fastest for CHWN, as the input's contiguous axis.
+  auto [n, tp, tq] = split_image_index(tile, v_.input_layout == ir::ImageLayout::chwn, v_.n, shape_.tiles_p,
+                                       shape_.tiles_q);
+  return {n, tp, tq};
 }
 
 Value* WinogradEmitter::combine(const double* coefficients, const std::vector<Value*>& values) {
