@@ -20,7 +20,8 @@ const std::vector<std::string>& conv_feature_names() {
       "log2_pad_plus_1", "log2_dilation", "log2_gemm_m", "log2_gemm_n", "log2_gemm_k", "input_reduction_contiguous",
       "filter_k_contiguous", "f16", "bf16", "f32", "f64",
       "log2_pl", "log2_kl", "log2_ps", "log2_ks", "log2_u", "log2_cs", "log2_cl", "log2_cg", "log2_vi", "log2_vf",
-      "log2_li", "log2_lf", "db", "tc", "log2_threads", "log2_blocks", "log2_reduction_iterations"};
+      "log2_li", "log2_lf", "db", "tc", "log2_threads", "log2_blocks", "log2_reduction_iterations", "wg",
+      "log2_group_planes"};
   return names;
 }
 
@@ -44,8 +45,20 @@ std::vector<double> conv_features(const ir::Conv& v, std::span<const lower::Conv
     *o++ = p.db;
     *o++ = p.tc;
     *o++ = lg(p.threads());
-    *o++ = lg(double(ceil_div(g.m, p.pl) * ceil_div(g.n, p.kl) * std::max(p.cg, 1)));
-    *o++ = lg(double(ceil_div(ceil_div(g.k, std::max(p.cg, 1)), p.u)));
+    if (p.wg) {
+      // A block of a WG=1 kernel takes PL 2 x 2 output tiles and KL filters over all C, U channels
+      // per stage; its CL thread groups split the (R+1)(S+1) planes.
+      const std::int64_t tiles = v.n * ceil_div(v.p, 2) * ceil_div(v.q, 2);
+      *o++ = lg(double(ceil_div(tiles, p.pl) * ceil_div(v.k, p.kl)));
+      *o++ = lg(double(ceil_div(v.c, p.u)));
+      *o++ = 1;
+      *o++ = lg(double((v.r + 1) * (v.s + 1) / std::max(p.cl, 1)));
+    } else {
+      *o++ = lg(double(ceil_div(g.m, p.pl) * ceil_div(g.n, p.kl) * std::max(p.cg, 1)));
+      *o++ = lg(double(ceil_div(ceil_div(g.k, std::max(p.cg, 1)), p.u)));
+      *o++ = 0;
+      *o++ = 0;
+    }
   }
   return out;
 }

@@ -34,7 +34,8 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
     throw InvalidArgument("the model's features are not this isaac's CONV features: retrain it with this version");
   if (top < 1) throw InvalidArgument(fmt::format("rank_conv_space: top={} must be at least 1", top));
   auto start = std::chrono::steady_clock::now();
-  const std::vector<lower::ConvParams> space = lower::conv_space(problem, epilogue, device);
+  std::vector<lower::ConvParams> space = lower::conv_space(problem, epilogue, device);
+  for (const lower::ConvParams& p : lower::winograd_space(problem, epilogue, device)) space.push_back(p);
   SearchReport local;
   local.enumerate_ms = ms_since(start);
   local.legal_sets = space.size();
@@ -122,6 +123,8 @@ ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& ep
   double fastest = choice.measured_ms;
   std::vector<TimedSet<lower::ConvParams>> timed;
   for (size_t i = 0; i < winograd.size(); ++i) try {
+      // The model's own candidates may hold it already.
+      if (std::ranges::any_of(choice.timed, [&](const auto& t) { return t.params == winograd[i]; })) continue;
       timed.push_back({winograd[i], top_k + int(i), benchmark(winograd[i])});
       fastest = std::min(fastest, timed.back().ms);
     } catch (const std::exception& e) {

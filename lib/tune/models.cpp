@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 namespace isaac::tune {
 
@@ -39,16 +40,19 @@ std::optional<ModelChoice> choose(std::string_view template_name, ir::DType dtyp
                                   int compute_capability) {
   const std::string user = user_model_path(template_name, dtype);
   if (std::filesystem::exists(user)) return ModelChoice{load_model(user), "user model " + user, ""};
+  // The same device first, then the nearest compute capability; at each, a model of this dtype before
+  // one trained on all of them (whose dtype is one of its features).
   const Shipped* nearest = nullptr;
+  auto distance = [&](const Shipped& s) {
+    return std::tuple(s.model.device != device, std::abs(s.model.compute_capability - compute_capability),
+                      s.model.dtype.empty());
+  };
   for (const Shipped& s : shipped()) {
-    // A model without a dtype was trained on all of them (the dtype is one of its features).
     if (s.model.template_name != template_name || (!s.model.dtype.empty() && s.model.dtype != ir::name(dtype)))
       continue;
-    if (s.model.device == device) return ModelChoice{s.model, "shipped model " + s.name, ""};
-    if (!nearest || std::abs(s.model.compute_capability - compute_capability) <
-                        std::abs(nearest->model.compute_capability - compute_capability))
-      nearest = &s;
+    if (!nearest || distance(s) < distance(*nearest)) nearest = &s;
   }
+  if (nearest && nearest->model.device == device) return ModelChoice{nearest->model, "shipped model " + nearest->name, ""};
   if (!nearest) return std::nullopt;
   return ModelChoice{nearest->model, "shipped model " + nearest->name,
                      fmt::format("no {} {} model was trained on a {} (sm_{}); using the one trained on a {} (sm_{}). "

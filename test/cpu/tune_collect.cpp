@@ -339,6 +339,26 @@ TEST_CASE("collect --template conv: --compile-only, the header, a torn last line
              dir, &train_log) == 0);
   CHECK(train_log.find("trained") != std::string::npos);
   CHECK(read(dir.path / "model.json").find("\"conv\"") != std::string::npos);
+
+  // --dtype: a file may hold none of that dtype's rows, as long as the list holds some.
+  const auto first = std::find_if(resumed.begin(), resumed.end(),
+                                  [](const auto& r) { return r.second[column(conv_header, "status")] == "compiled"; });
+  REQUIRE(first != resumed.end());
+  const std::string dtype = first->second[column(conv_header, "dtype")];
+  std::map<long, std::vector<std::string>> others = resumed;
+  std::erase_if(others, [&](const auto& r) { return r.second[column(conv_header, "dtype")] == dtype; });
+  others.emplace(-1, first->second);  // a row of another dtype, so that the file is not empty
+  others.at(-1)[column(conv_header, "dtype")] = dtype == "f64" ? "f32" : "f64";
+  write_measured(dir.path / "others.csv", conv_header, others);
+  const std::string both = (dir.path / "others.csv").string() + "," + (dir.path / "measured.csv").string();
+  CHECK(tune("train --data '" + both + "' --dtype " + dtype + " --hidden 4 --epochs 2 --out '" +
+                 (dir.path / "one.json").string() + "'",
+             dir, &train_log) == 0);
+  CHECK(tune("train --data '" + (dir.path / "others.csv").string() + "' --dtype " + dtype +
+                 " --hidden 4 --epochs 2 --out '" + (dir.path / "none.json").string() + "'",
+             dir, &train_log) != 0);
+  CHECK(train_log.find("no measured rows of dtype " + dtype) != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.path / "none.json"));
 }
 
 TEST_CASE("the CONV spot check's float64 sums are ir::evaluate's, on periodic operands") {

@@ -1,8 +1,11 @@
 // The tuner's MLP performance model (issue 6, "Model"): it learns, its gradients are right, it is
 // deterministic, and model files round-trip and are refused with clear messages when damaged.
 #include <isaac/error.hpp>
+#include <isaac/ir/conv.hpp>
 #include <isaac/ir/gemm.hpp>
+#include <isaac/lower/conv.hpp>
 #include <isaac/lower/gemm.hpp>
+#include <isaac/tune/conv_features.hpp>
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/mlp.hpp>
 #include <isaac/tune/model_file.hpp>
@@ -254,6 +257,34 @@ TEST_CASE("GEMM features: names, log2 values, one row per parameter set") {
   REQUIRE(batch.size() == 3 * names.size());
   CHECK(std::vector<double>(batch.begin(), batch.begin() + names.size()) == f);
   CHECK(std::vector<double>(batch.end() - names.size(), batch.end()) == f);
+}
+
+TEST_CASE("CONV features: the direct kernels count an implicit GEMM, the Winograd ones 2 x 2 tiles and planes") {
+  const auto& names = conv_feature_names();
+  // N=8, C=100, 30 x 29 -> P x Q = 28 x 27, K=70, 3 x 3.
+  const ir::Conv v = ir::dense_conv(ir::DType::f32, 8, 100, 30, 29, 70, 3, 3, 1, 0, 1, ir::ImageLayout::nchw,
+                                    ir::FilterLayout::kcrs);
+  auto value = [&](const lower::ConvParams& p, const std::string& name) {
+    const auto row = conv_features(v, p);
+    REQUIRE(row.size() == names.size());
+    const auto it = std::find(names.begin(), names.end(), name);
+    REQUIRE(it != names.end());
+    return row[size_t(it - names.begin())];
+  };
+  const auto direct = lower::parse_conv_params("PL=64,KL=32,PS=4,KS=4,U=8,CS=1,CL=2,CG=3,VI=1,VF=1,LI=16,LF=8,DB=0");
+  CHECK(value(direct, "wg") == 0);
+  CHECK(value(direct, "log2_group_planes") == 0);
+  CHECK(value(direct, "log2_threads") == 8);  // 16 * 8 * 2
+  // ceil(8*28*27 / 64) * ceil(70 / 32) * 3 blocks, ceil(ceil(900 / 3) / 8) iterations.
+  CHECK(value(direct, "log2_blocks") == doctest::Approx(std::log2(95.0 * 3 * 3)));
+  CHECK(value(direct, "log2_reduction_iterations") == doctest::Approx(std::log2(38.0)));
+  const auto winograd = lower::parse_conv_params("PL=32,KL=16,PS=4,KS=8,U=4,CL=4,LI=0,LF=0,DB=0,WG=1");
+  CHECK(value(winograd, "wg") == 1);
+  CHECK(value(winograd, "log2_group_planes") == 2);  // 16 planes in 4 groups
+  CHECK(value(winograd, "log2_cl") == 2);
+  // 8 x 14 x 14 tiles: ceil(1568 / 32) * ceil(70 / 16) blocks, ceil(100 / 4) iterations.
+  CHECK(value(winograd, "log2_blocks") == doctest::Approx(std::log2(49.0 * 5)));
+  CHECK(value(winograd, "log2_reduction_iterations") == doctest::Approx(std::log2(25.0)));
 }
 
 TEST_CASE("hidden layer lists") {

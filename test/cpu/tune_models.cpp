@@ -1,10 +1,12 @@
 // Which model the runtime picks (issue 6): a user model in the cache directory first, then a shipped
 // model of the same device, then the shipped model of the nearest compute capability with a warning.
 #include <isaac/error.hpp>
+#include <isaac/tune/conv_features.hpp>
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/models.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -57,17 +59,32 @@ TEST_CASE("the cache directory follows ISAAC_CACHE_DIR, then XDG_CACHE_HOME, the
 TEST_CASE("every shipped model loads and is found for its own device without a warning") {
   for (const std::string& line : shipped_models()) MESSAGE(line);
   TempCache cache;  // no user models
-  for (ir::DType dtype : {ir::DType::f16, ir::DType::f32, ir::DType::f64}) {
-    auto other = find_model("gemm", dtype, "Some Future GPU", 120);
-    if (!other) continue;
-    CHECK(other->warning.find("Some Future GPU") != std::string::npos);
-    CHECK(other->warning.find("isaac-tune") != std::string::npos);
-    auto own = find_model("gemm", dtype, other->model.device, other->model.compute_capability);
+  for (const char* template_name : {"gemm", "conv"})
+    for (ir::DType dtype : {ir::DType::f16, ir::DType::f32, ir::DType::f64}) {
+      CAPTURE(template_name);
+      CAPTURE(ir::name(dtype));
+      auto other = find_model(template_name, dtype, "Some Future GPU", 120);
+      if (!other) continue;
+      CHECK(other->warning.find("Some Future GPU") != std::string::npos);
+      CHECK(other->warning.find("isaac-tune") != std::string::npos);
+      auto own = find_model(template_name, dtype, other->model.device, other->model.compute_capability);
+      REQUIRE(own);
+      CHECK(own->warning.empty());
+      CHECK((own->model.dtype.empty() || own->model.dtype == ir::name(dtype)));
+      CHECK(own->model.features == (template_name == std::string("gemm") ? gemm_feature_names() : conv_feature_names()));
+    }
+  // A model of the dtype comes before one of all dtypes: on the H100, CONV f16 and f32 have their own,
+  // and f64 takes the one of all dtypes.
+  for (ir::DType dtype : {ir::DType::f16, ir::DType::f32}) {
+    auto own = find_model("conv", dtype, "NVIDIA H100 80GB HBM3", 90);
     REQUIRE(own);
-    CHECK(own->warning.empty());
-    CHECK((own->model.dtype.empty() || own->model.dtype == ir::name(dtype)));
-    CHECK(own->model.features == gemm_feature_names());
+    CHECK(own->model.dtype == ir::name(dtype));
+    CHECK(own->source == fmt::format("shipped model conv-h100-{}", ir::name(dtype)));
   }
+  auto f64 = find_model("conv", ir::DType::f64, "NVIDIA H100 80GB HBM3", 90);
+  REQUIRE(f64);
+  CHECK(f64->model.dtype.empty());
+  CHECK(f64->source == "shipped model conv-h100");
 }
 
 TEST_CASE("a user model in the cache directory takes precedence, and a damaged one is an error") {

@@ -123,43 +123,53 @@ TEST_CASE("the search ranks the whole space by the model's own predictions") {
 }
 
 TEST_CASE("the CONV search ranks the whole space by the model's own predictions") {
-  const ir::Conv v = ir::dense_conv(ir::DType::f16, 3, 24, 17, 13, 40, 3, 3, 1, 1, 1, ir::ImageLayout::nhwc,
-                                    ir::FilterLayout::krsc);
-  const auto all = lower::conv_space(v);
-  const auto x = conv_features(v, all);
-  for (const std::vector<int>& hidden : {std::vector<int>{32}, std::vector<int>{16, 8}}) {
-    Model model;
-    model.template_name = "conv";
-    model.features = conv_feature_names();
-    model.mlp = Mlp(int(model.features.size()), hidden, 5);
-    Samples s;
-    s.features = int(model.features.size());
-    for (size_t i = 0; i < all.size(); i += all.size() / 500 + 1) {
-      s.x.insert(s.x.end(), x.begin() + std::ptrdiff_t(i * size_t(s.features)),
-                 x.begin() + std::ptrdiff_t((i + 1) * size_t(s.features)));
-      s.y.push_back(1.0);
-    }
-    model.mlp.fit_normalisation(s);
-    model.mlp.target_mean = 1.5, model.mlp.target_scale = 0.7;
-    const auto predicted = model.mlp.predict(x.data(), all.size());
-    std::vector<size_t> order(all.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return predicted[a] > predicted[b]; });
+  // f16 has the direct kernels only; a 3 x 3 f32 convolution of stride 1 adds the Winograd ones.
+  const ir::Conv direct_only = ir::dense_conv(ir::DType::f16, 3, 24, 17, 13, 40, 3, 3, 1, 1, 1,
+                                              ir::ImageLayout::nhwc, ir::FilterLayout::krsc);
+  const ir::Conv with_winograd = ir::dense_conv(ir::DType::f32, 2, 19, 15, 11, 37, 3, 3, 1, 1, 1,
+                                                ir::ImageLayout::nchw, ir::FilterLayout::kcrs);
+  for (const ir::Conv& v : {direct_only, with_winograd}) {
+    auto all = lower::conv_space(v);
+    const auto winograd = lower::winograd_space(v);
+    CHECK(winograd.empty() == (v.dtype == ir::DType::f16));
+    all.insert(all.end(), winograd.begin(), winograd.end());
+    const auto x = conv_features(v, all);
+    for (const std::vector<int>& hidden : {std::vector<int>{32}, std::vector<int>{16, 8}}) {
+      Model model;
+      model.template_name = "conv";
+      model.features = conv_feature_names();
+      model.mlp = Mlp(int(model.features.size()), hidden, 5);
+      Samples s;
+      s.features = int(model.features.size());
+      for (size_t i = 0; i < all.size(); i += all.size() / 500 + 1) {
+        s.x.insert(s.x.end(), x.begin() + std::ptrdiff_t(i * size_t(s.features)),
+                   x.begin() + std::ptrdiff_t((i + 1) * size_t(s.features)));
+        s.y.push_back(1.0);
+      }
+      model.mlp.fit_normalisation(s);
+      model.mlp.target_mean = 1.5, model.mlp.target_scale = 0.7;
+      const auto predicted = model.mlp.predict(x.data(), all.size());
+      std::vector<size_t> order(all.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return predicted[a] > predicted[b]; });
 
-    SearchReport report;
-    const auto ranked = rank_conv_space(v, {}, {}, model, 20, &report);
-    CAPTURE(tune::hidden_to_string(hidden));
-    REQUIRE(ranked.size() == 20);
-    CHECK(report.legal_sets == all.size());
-    for (size_t i = 0; i < ranked.size(); ++i) {
-      // The model's prediction for that set, and the i-th best of the whole space (float against double).
-      const double own = std::exp(model.mlp.predict(conv_features(v, ranked[i].params).data(), 1)[0]);
-      CHECK(ranked[i].predicted_tflops == doctest::Approx(own).epsilon(1e-4));
-      CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(predicted[order[i]])).epsilon(1e-4));
-      if (i) CHECK(ranked[i].predicted_tflops <= ranked[i - 1].predicted_tflops);
+      SearchReport report;
+      const auto ranked = rank_conv_space(v, {}, {}, model, 20, &report);
+      CAPTURE(tune::hidden_to_string(hidden));
+      REQUIRE(ranked.size() == 20);
+      CHECK(report.legal_sets == all.size());
+      for (size_t i = 0; i < ranked.size(); ++i) {
+        // The model's prediction for that set, and the i-th best of the whole space (float against double).
+        const double own = std::exp(model.mlp.predict(conv_features(v, ranked[i].params).data(), 1)[0]);
+        CHECK(ranked[i].predicted_tflops == doctest::Approx(own).epsilon(1e-4));
+        CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(predicted[order[i]])).epsilon(1e-4));
+        if (i) CHECK(ranked[i].predicted_tflops <= ranked[i - 1].predicted_tflops);
+      }
+      MESSAGE(fmt::format("CONV {}, hidden {}: {} legal sets ({} Winograd), enumerated in {:.1f} ms, evaluated in "
+                          "{:.1f} ms",
+                          ir::name(v.dtype), tune::hidden_to_string(hidden), report.legal_sets, winograd.size(),
+                          report.enumerate_ms, report.evaluate_ms));
     }
-    MESSAGE(fmt::format("CONV, hidden {}: {} legal sets, enumerated in {:.1f} ms, evaluated in {:.1f} ms",
-                        tune::hidden_to_string(hidden), report.legal_sets, report.enumerate_ms, report.evaluate_ms));
   }
 }
 

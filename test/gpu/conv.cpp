@@ -433,7 +433,7 @@ TEST_CASE("CONV: the kernels chosen by pruning + annealing and by runtime autotu
   compile_and_check(cases);
 }
 
-TEST_CASE("CONV: the model search times Winograd sets beside the model's where they apply; its choice matches") {
+TEST_CASE("CONV: the model search ranks and times Winograd sets where they apply; its choice matches") {
   auto info = runtime::device_info(0);
   if (!winograd_device(info)) return;
   std::vector<Case> cases;
@@ -451,7 +451,11 @@ TEST_CASE("CONV: the model search times Winograd sets beside the model's where t
                                   [](const auto& t) { return t.params.wg == 1; });
     MESSAGE(ir::to_string(v) << ": " << d.params.str() << " by " << d.how << "; " << winograd << " of "
                              << d.candidates.size() << " candidates WG=1");
-    CHECK(winograd == static_cast<long>(tune::winograd_candidates(v, epilogue, device_limits(info)).size()));
+    // The swept Winograd sets are timed whatever the model ranks first (its own top may hold more).
+    for (const lower::ConvParams& p : tune::winograd_candidates(v, epilogue, device_limits(info))) {
+      CAPTURE(p.str());
+      CHECK(std::any_of(d.candidates.begin(), d.candidates.end(), [&](const auto& t) { return t.params == p; }));
+    }
     if (v.stride_h == 1) CHECK(winograd >= 1);
     else CHECK(winograd == 0);
     cases.push_back({v, d.params, epilogue, 0.75, 0.5});

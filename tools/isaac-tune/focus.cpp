@@ -37,6 +37,7 @@ struct FocusFlags {
   double max_mnk = 0x1p34;
   double aligned_share = 0;
   double square_share = 0;
+  double winograd_share = 0;
 };
 
 double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1p-53; }
@@ -255,14 +256,20 @@ void add_focus_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--square-share", flags->square_share, "share of the inputs with M = N = K")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--winograd-share", flags->winograd_share,
+                  "CONV: share of the inputs that the Winograd kernels take (3x3 or 5x5, stride 1, f32/f64), half "
+                  "of whose sets are uniform draws from winograd_space")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->callback([flags, &exit_code] {
     if (flags->template_name == "gemm") {
+      if (flags->winograd_share != 0) throw InvalidArgument("--winograd-share is for CONV rounds: GEMM has no Winograd");
       exit_code = run_focus(*flags);
     } else if (flags->template_name == "conv") {
       if (flags->siblings != 0) throw InvalidArgument("--kg-siblings is for GEMM rounds: CONV has no KG");
       ConvFocusFlags c;
-      c.out = flags->out, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
-      c.best = flags->best, c.seed = flags->seed;
+      c.out = flags->out, c.model_path = flags->model_path, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
+      c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;
       c.dtypes = flags->dtypes == "f32,f16,f64" ? "f32,f16" : flags->dtypes;
       exit_code = run_conv_focus(c);
     } else {

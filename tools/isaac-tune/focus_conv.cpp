@@ -5,12 +5,14 @@
 #include <isaac/gemm.hpp>
 #include <isaac/lower/ptxas.hpp>
 #include <isaac/runtime/timer.hpp>
+#include <isaac/tune/model_file.hpp>
 #include <isaac/tune/models.hpp>
 #include <isaac/tune/search.hpp>
 #include <isaac/tune/spread.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -33,9 +35,12 @@ std::int64_t log_uniform(std::mt19937_64& rng, double lo, double hi) {
   return std::int64_t(std::llround(std::exp(std::log(lo) + uniform01(rng) * (std::log(hi) - std::log(lo)))));
 }
 
-// Ranges like the paper's DeepBench convolutions (bench/problems/conv_problems.csv).
-ir::Conv random_conv(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes, double max_flops) {
+// Ranges like the paper's DeepBench convolutions (bench/problems/conv_problems.csv). With `winograd`,
+// only convolutions the WG=1 kernels take: 3 x 3 or 5 x 5, stride and dilation 1, f32 or f64.
+ir::Conv random_conv(std::mt19937_64& rng, std::vector<ir::DType> dtypes, double max_flops, bool winograd) {
   static const std::pair<int, int> filters[] = {{1, 1}, {3, 3}, {3, 3}, {3, 3}, {5, 5}, {7, 7}, {5, 20}, {3, 10}, {5, 10}};
+  static const std::pair<int, int> winograd_filters[] = {{3, 3}, {3, 3}, {5, 5}};
+  if (winograd) std::erase_if(dtypes, [](ir::DType t) { return t != ir::DType::f32 && t != ir::DType::f64; });
   static const std::pair<ir::ImageLayout, ir::FilterLayout> layouts[] = {
       {ir::ImageLayout::nchw, ir::FilterLayout::kcrs},
       {ir::ImageLayout::chwn, ir::FilterLayout::crsk},
@@ -43,8 +48,10 @@ ir::Conv random_conv(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes,
   for (;;) {
     const std::int64_t n = log_uniform(rng, 1, 64), c = log_uniform(rng, 1, 1024), k = log_uniform(rng, 16, 2048);
     const std::int64_t p = log_uniform(rng, 7, 350), q = log_uniform(rng, 7, 350);
-    const auto [r, s] = filters[rng() % std::size(filters)];
-    const std::int64_t stride = uniform01(rng) < 0.2 ? 2 : 1, dilation = uniform01(rng) < 0.1 ? 2 : 1;
+    const auto [r, s] = winograd ? winograd_filters[rng() % std::size(winograd_filters)]
+                                 : filters[rng() % std::size(filters)];
+    const std::int64_t stride = !winograd && uniform01(rng) < 0.2 ? 2 : 1;
+    const std::int64_t dilation = !winograd && uniform01(rng) < 0.1 ? 2 : 1;
     const std::int64_t pad = uniform01(rng) < 0.5 ? std::min(r, s) / 2 : 0;
     // The input that gives P x Q outputs.
     const std::int64_t h = (p - 1) * stride + dilation * (r - 1) + 1 - 2 * pad;
@@ -73,6 +80,13 @@ int run_conv_focus(const ConvFocusFlags& f) {
     dtypes.push_back(ir::parse_dtype(f.dtypes.substr(pos, comma - pos)));
     pos = comma + 1;
   }
+  if (!(f.winograd_share >= 0 && f.winograd_share <= 1))
+    throw InvalidArgument(fmt::format("--winograd-share {}: give a share between 0 and 1", f.winograd_share));
+  if (f.winograd_share > 0 &&
+      std::ranges::none_of(dtypes, [](ir::DType t) { return t == ir::DType::f32 || t == ir::DType::f64; }))
+    throw InvalidArgument(fmt::format("--winograd-share needs f32 or f64 among --dtypes {}: the WG=1 kernels take "
+                                      "no other dtype",
+                                      f.dtypes));
   if (std::filesystem::exists(f.out))
     throw InvalidArgument(fmt::format("{} exists: give another --out (focus rounds are not resumed)", f.out));
   runtime::block_on_waits(0);  // the timing thread leaves the cores to the compile workers
@@ -81,12 +95,22 @@ int run_conv_focus(const ConvFocusFlags& f) {
   const lower::DeviceLimits limits = device_limits(info);
   const lower::Target target = lower::target_for_compute_capability(info.compute_capability());
   std::map<ir::DType, std::optional<ModelChoice>> models;
-  for (ir::DType t : dtypes) models[t] = find_model("conv", t, info.name, info.compute_capability());
+  for (ir::DType t : dtypes)
+    models[t] = f.model_path.empty() ? find_model("conv", t, info.name, info.compute_capability())
+                                     : ModelChoice{load_model(f.model_path), f.model_path, ""};
 
   std::mt19937_64 rng(f.seed);
-  auto prepare = [&](ir::Conv v, std::uint64_t seed) {
+  auto prepare = [&](ir::Conv v, bool winograd, std::uint64_t seed) {
     std::pair<ir::Conv, std::vector<Candidate>> batch{v, {}};
     std::mt19937_64 pick(seed);
+    // Half of a Winograd input's sets drawn uniformly from winograd_space: data on the WG=1 sets the
+    // model does not rank first yet.
+    const std::vector<lower::ConvParams> winograd_sets =
+        winograd ? lower::winograd_space(v, {}, limits) : std::vector<lower::ConvParams>{};
+    const int drawn = winograd_sets.empty() ? 0 : f.per_shape / 2;
+    for (int i = 0; i < drawn; ++i)
+      batch.second.push_back({winograd_sets[pick() % winograd_sets.size()], -1, 0, {}, {}});
+    const int per_shape = f.per_shape - drawn;
     if (const auto& model = models.at(v.dtype)) {
       // The model's top spread over tilings (the search's candidates, without its hedges): its
       // errors between tilings are what the next model needs data on.
@@ -99,7 +123,7 @@ int run_conv_focus(const ConvFocusFlags& f) {
         batch.second.push_back({ranked[order[i]].params, int(order[i]), ranked[order[i]].predicted_tflops, {}, {}});
     } else {
       const auto space = lower::conv_space(v, {}, limits);
-      for (int i = 0; i < f.per_shape && !space.empty(); ++i) batch.second.push_back({space[pick() % space.size()], -1, 0, {}, {}});
+      for (int i = 0; i < per_shape && !space.empty(); ++i) batch.second.push_back({space[pick() % space.size()], -1, 0, {}, {}});
     }
     std::atomic<size_t> next{0};
     std::vector<std::thread> workers;
@@ -130,8 +154,9 @@ int run_conv_focus(const ConvFocusFlags& f) {
   // input's compilation takes longer than its timing.
   std::deque<std::future<std::pair<ir::Conv, std::vector<Candidate>>>> pending;
   auto prepare_next = [&] {
-    const ir::Conv v = random_conv(rng, dtypes, f.max_flops);
-    pending.push_back(std::async(std::launch::async, prepare, v, rng()));
+    const bool winograd = uniform01(rng) < f.winograd_share;
+    const ir::Conv v = random_conv(rng, dtypes, f.max_flops, winograd);
+    pending.push_back(std::async(std::launch::async, prepare, v, winograd, rng()));
   };
   prepare_next();
   prepare_next();
@@ -172,7 +197,8 @@ int run_conv_focus(const ConvFocusFlags& f) {
                    (long long)v.pad_h, (long long)v.dilation_h, cand.params.str().c_str(), status.c_str(),
                    status == "ok" ? fmt::format("{:.6f}", ms).c_str() : "",
                    status == "ok" ? fmt::format("{:.3f}", lower::conv_flops(v) / (ms * 1e-3) / 1e12).c_str() : "",
-                   cand.rank, cand.predicted, reason.c_str(), cand.rank < 0 ? "uniform" : "focus");
+                   cand.rank, cand.predicted, reason.c_str(),
+                   cand.rank >= 0 ? "focus" : cand.params.wg ? "winograd" : "uniform");
       status == "ok" ? ++timed : ++failed;
       if (status == "launch") {
         std::fclose(out);

@@ -134,8 +134,8 @@ std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& 
                                    const DeviceLimits& device = {});
 
 // Every legal WG=1 (Winograd) set of its search space, for problems it applies to (stride and
-// dilation 1, 2 <= R, S <= 5, f32 or f64): none otherwise. Not in conv_space: the performance
-// models describe the direct kernels only.
+// dilation 1, 2 <= R, S <= 5, f32 or f64): none otherwise. Apart from conv_space, so that the direct
+// kernels' uniform draws stay as they were; the model search ranks both.
 std::vector<ConvParams> winograd_space(const ir::Conv& problem, const ConvEpilogue& epilogue = {},
                                        const DeviceLimits& device = {});
 

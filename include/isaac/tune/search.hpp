@@ -83,9 +83,10 @@ using ConvSelection = Choice<lower::ConvParams>;
 Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model, int top_k,
                       const GemmBenchmark& benchmark,
                       const std::function<void(const std::vector<Ranked>&)>& candidates = {});
-// CONV: where Winograd applies (lower::winograd_space) and top_k > 0, a few WG=1 sets that did well in
-// the sweeps are timed besides the model's (whose features describe the direct kernels only); their
-// predicted_tflops is 0.
+// CONV: the model ranks the direct and the Winograd sets (conv_space and winograd_space). Where
+// Winograd applies and top_k > 0, the WG=1 sets that won the H100 sweeps are timed besides the model's
+// candidates (those it has not among them already), a hedge for the problems the model has seen least;
+// their predicted_tflops is 0.
 std::vector<lower::ConvParams> winograd_candidates(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
                                                    const lower::DeviceLimits& device);
 ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
