@@ -111,7 +111,8 @@ ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& ep
     if (!candidates) return;
     candidates(ranked);
     std::vector<RankedConv> extra;
-    for (const lower::ConvParams& p : winograd) extra.push_back({p, 0});
+    for (const lower::ConvParams& p : winograd)
+      if (std::ranges::none_of(ranked, [&](const RankedConv& r) { return r.params == p; })) extra.push_back({p, 0});
     if (!extra.empty()) candidates(extra);
   };
   ConvSelection choice = select_best<lower::ConvParams>(
