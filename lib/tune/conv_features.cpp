@@ -47,9 +47,8 @@ std::vector<double> conv_features(const ir::Conv& v, std::span<const lower::Conv
     *o++ = lg(p.threads());
     if (p.wg) {
       // A block of a WG=1 kernel takes PL 2 x 2 output tiles and KL filters over all C, U channels
-      // per stage; its CL thread groups split the (R+1)(S+1) planes.
-      const std::int64_t tiles = v.n * ceil_div(v.p, 2) * ceil_div(v.q, 2);
-      *o++ = lg(double(ceil_div(tiles, p.pl) * ceil_div(v.k, p.kl)));
+      // per stage (its grid is one-dimensional); its CL thread groups split the (R+1)(S+1) planes.
+      *o++ = lg(double(lower::conv_grid(v, p).main[0]));
       *o++ = lg(double(ceil_div(v.c, p.u)));
       *o++ = 1;
       *o++ = lg(double((v.r + 1) * (v.s + 1) / std::max(p.cl, 1)));
