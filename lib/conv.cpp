@@ -19,7 +19,8 @@ struct CompiledConv::State {
   runtime::Module module;
   runtime::Kernel main;
   std::optional<runtime::Kernel> prepare;
-  std::optional<runtime::Kernel> transform;  // WG=1: the filter's planes, into a workspace per stream
+  std::optional<runtime::Kernel> transform;  // WG=1 and 2: the filter's planes, into a workspace per stream
+  std::optional<runtime::Kernel> input_transform, output_transform;  // WG=2
   runtime::Buffer lut;
   // WG=1: the transformed filter, one buffer per stream so that concurrent runs never mix.
   mutable runtime::StreamWorkspaces workspaces;
@@ -39,10 +40,11 @@ CompiledConv::CompiledConv(const ir::Conv& problem, lower::ConvKernel kernel, co
   if (auto legal = lower::check_conv(problem, params, epilogue, limits); !legal)
     throw InvalidArgument(fmt::format("CONV {} cannot run with {} on this device: {}", ir::to_string(problem),
                                       params.str(), legal.reason));
-  if (params.wg && kernel.transform_name.empty())
-    throw InvalidArgument(fmt::format("the kernel given for {} has no filter-transform kernel, which WG=1 needs: emit "
-                                      "it with lower::emit_conv for these parameters",
-                                      params.str()));
+  if ((params.wg && kernel.transform_name.empty()) ||
+      (params.wg == 2 && (kernel.input_transform_name.empty() || kernel.output_transform_name.empty())))
+    throw InvalidArgument(fmt::format("the kernel given for {} lacks the transform kernels that WG={} needs: emit it "
+                                      "with lower::emit_conv for these parameters",
+                                      params.str(), params.wg));
   runtime::use_device(ordinal);
   auto module = kernel.cubin.empty() ? runtime::Module::from_ptx(kernel.ptx) : runtime::Module::from_cubin(kernel.cubin);
   auto main = module.kernel(kernel.main_name);
@@ -51,12 +53,18 @@ CompiledConv::CompiledConv(const ir::Conv& problem, lower::ConvKernel kernel, co
   if (!kernel.prepare_name.empty()) prepare = module.kernel(kernel.prepare_name);
   std::optional<runtime::Kernel> transform;
   if (!kernel.transform_name.empty()) transform = module.kernel(kernel.transform_name);
+  std::optional<runtime::Kernel> input_transform, output_transform;
+  if (params.wg == 2) {
+    input_transform = module.kernel(kernel.input_transform_name);
+    output_transform = module.kernel(kernel.output_transform_name);
+  }
   // The look-up table: built and uploaded once, here.
   auto table = lower::conv_lookup_table(problem, params);
   runtime::Buffer lut(table.size() * sizeof(lower::ConvLutEntry));
   if (!table.empty()) lut.upload(table.data(), lut.bytes());
   state_ = std::unique_ptr<State>(new State{problem, params, epilogue, std::move(kernel), ordinal, std::move(module),
-                                            main, prepare, transform, std::move(lut), {}});
+                                            main, prepare, transform, input_transform, output_transform, std::move(lut),
+                                            {}});
 }
 
 CompiledConv::CompiledConv(CompiledConv&&) noexcept = default;
@@ -94,6 +102,10 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
   void* beta_arg = f64 ? static_cast<void*>(&beta64) : &beta32;
   runtime::DevicePtr lut = s.lut.ptr();
   auto dim = [](const std::array<unsigned, 3>& d) { return runtime::Dim3{d[0], d[1], d[2]}; };
+  if (s.params.wg == 2) {
+    run_winograd_product(output, input, filter, bias, alpha_arg, beta_arg, grid, stream);
+    return;
+  }
   if (s.transform) {
     runtime::DevicePtr planes = s.workspaces.get(stream, grid.workspace_bytes);
     void* args[] = {&planes, &filter};
@@ -110,6 +122,41 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
                                                        : runtime::LaunchOrder::after_previous;
   runtime::launch(s.main, dim(grid.main), {static_cast<unsigned>(s.kernel.threads)},
                   static_cast<unsigned>(s.kernel.shared_bytes), stream, args, order);
+}
+
+void CompiledConv::run_winograd_product(runtime::DevicePtr output, runtime::DevicePtr input, runtime::DevicePtr filter,
+                                        runtime::DevicePtr bias, void* alpha_arg, void* beta_arg,
+                                        const lower::ConvGrid& grid, const runtime::Stream& stream) const {
+  const State& s = *state_;
+  const lower::WinogradProduct product = lower::winograd_product(s.problem, s.params);
+  const runtime::DevicePtr workspace = s.workspaces.get(stream, grid.workspace_bytes);
+  runtime::DevicePtr u = workspace + product.filter_offset, v = workspace + product.input_offset,
+                     m = workspace + product.product_offset, none = 0;
+  auto dim = [](const std::array<unsigned, 3>& d) { return runtime::Dim3{d[0], d[1], d[2]}; };
+  const runtime::Dim3 helper_block{static_cast<unsigned>(s.kernel.helper_threads)};
+  {
+    void* args[] = {&u, &filter};
+    runtime::launch(*s.transform, dim(grid.helper), helper_block, 0, stream, args);
+  }
+  {
+    void* args[] = {&v, &input};
+    runtime::launch(*s.input_transform, dim(grid.input_transform), helper_block, 0, stream, args);
+  }
+  {
+    const ir::Gemm& g = product.gemm;
+    const bool f64 = g.dtype == ir::DType::f64;
+    double one64 = 1, zero64 = 0;
+    float one32 = 1, zero32 = 0;
+    void* one = f64 ? static_cast<void*>(&one64) : &one32;
+    void* zero = f64 ? static_cast<void*>(&zero64) : &zero32;
+    auto m32 = static_cast<std::int32_t>(g.m), n32 = static_cast<std::int32_t>(g.n), k32 = static_cast<std::int32_t>(g.k);
+    std::int64_t lda = g.lda, ldb = g.ldb, ldc = g.ldc, sa = g.stride_a, sb = g.stride_b, sc = g.stride_c;
+    void* args[] = {&m, &v, &u, &none, one, zero, &m32, &n32, &k32, &lda, &ldb, &ldc, &sa, &sb, &sc};
+    runtime::launch(s.main, dim(grid.main), {static_cast<unsigned>(s.kernel.threads)},
+                    static_cast<unsigned>(s.kernel.shared_bytes), stream, args);
+  }
+  void* args[] = {&output, &m, &bias, alpha_arg, beta_arg};
+  runtime::launch(*s.output_transform, dim(grid.output_transform), helper_block, 0, stream, args);
 }
 
 }  // namespace isaac

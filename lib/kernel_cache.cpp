@@ -165,6 +165,8 @@ lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvP
     if (auto e = read_entry(key); e && has_wanted_cubin(*e, cubin)) try {
       auto k = with_shared_fields<lower::ConvKernel>(*e);
       k.transform_name = e->at("transform").get<std::string>();
+      k.input_transform_name = e->at("input_transform").get<std::string>();
+      k.output_transform_name = e->at("output_transform").get<std::string>();
       ++hits;
       return k;
     } catch (const json::exception&) {
@@ -176,6 +178,8 @@ lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvP
   if (enabled) {
     json e = shared_fields(k);
     e["transform"] = k.transform_name;
+    e["input_transform"] = k.input_transform_name;
+    e["output_transform"] = k.output_transform_name;
     write_entry(key, std::move(e));
   }
   return k;

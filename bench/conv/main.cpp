@@ -1,6 +1,6 @@
 // isaac-bench-conv: the CONV template against cuDNN (issue 5).
 //
-//   isaac-bench-conv sweep [--budget 600] [--candidates 150] [--model-seeds 8] [--refine-top 4] [--winograd 60]
+//   isaac-bench-conv sweep [--budget 600] [--candidates 150] [--model-seeds 8] [--refine-top 4] [--winograd 60] [--winograd-product 60]
 //                          [--dtypes f32,f16]
 //                          [--out bench/results/conv-sweep-winners.csv]
 //     brute force: per problem of conv_problems.csv and dtype, the earlier winner in --out and the model's
@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--model-seeds", sweep_options.model_seeds, "the model's best sets per layout tried first");
   sweep_cmd->add_option("--winograd", sweep_options.winograd,
                         "WG=1 (Winograd) sets sampled per problem and dtype besides, where it applies");
+  sweep_cmd->add_option("--winograd-product", sweep_options.winograd_product,
+                        "WG=2 (Winograd F(4x4) with a batched GEMM) sets sampled per problem and dtype besides, where "
+                        "it applies");
   sweep_cmd->add_option("--refine-top", sweep_options.refine_top,
                         "hill climbing: the fastest sets whose neighbours each round tries");
   sweep_cmd->add_option("--budget", sweep_options.budget_s, "seconds");

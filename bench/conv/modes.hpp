@@ -15,6 +15,7 @@ struct SweepOptions {
   int model_seeds = 8;   // the model's best sets per layout
   int refine_top = 4;    // the fastest sets whose neighbours each hill-climbing round tries
   int winograd = 60;     // WG=1 sets sampled per problem and dtype besides, where Winograd applies
+  int winograd_product = 60;  // WG=2 sets likewise
   double budget_s = 600;
 };
 int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& dtypes, const SweepOptions& options,

@@ -1,6 +1,6 @@
 // isaac-bench-conv sweep: brute force over the three layouts. Per problem and dtype: seeds (the
 // earlier winner in the output file and the shipped model's best sets per layout), a random sample
-// of conv_space and one of winograd_space (where Winograd applies), then hill climbing from the fastest sets (refine.hpp) until the job's share of the
+// of conv_space and of winograd_space and winograd_product_space (where Winograd applies), then hill climbing from the fastest sets (refine.hpp) until the job's share of the
 // budget is spent or no neighbour is left untried.
 #include "modes.hpp"
 #include "refine.hpp"
@@ -136,6 +136,12 @@ int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& 
         auto winograd = lower::winograd_space(v, {}, limits);
         std::shuffle(winograd.begin(), winograd.end(), rng);
         for (int i = 0; i < options.winograd / 3 && i < static_cast<int>(winograd.size()); ++i) add(v, winograd[i]);
+        if (options.winograd_product > 0) {
+          auto product = lower::winograd_product_space(v, {}, limits);
+          std::shuffle(product.begin(), product.end(), rng);
+          for (int i = 0; i < options.winograd_product / 3 && i < static_cast<int>(product.size()); ++i)
+            add(v, product[i]);
+        }
       }
 
       std::map<std::string, std::unique_ptr<Operands>> operands;  // per layout

@@ -35,6 +35,11 @@ class CompiledConv {
   runtime::KernelAttributes attributes() const;  // of the main kernel, as the driver compiled it
 
  private:
+  // WG=2: the filter and input transforms, the batched GEMM over the planes and the output transform.
+  void run_winograd_product(runtime::DevicePtr output, runtime::DevicePtr input, runtime::DevicePtr filter,
+                            runtime::DevicePtr bias, void* alpha_arg, void* beta_arg, const lower::ConvGrid& grid,
+                            const runtime::Stream& stream) const;
+
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -69,11 +69,26 @@ namespace {
 
 // WG=1: what the parameters alone must satisfy (the planes, and so the registers and shared memory,
 // come with the problem: check_winograd_problem).
+// WG=2: the parameters are the batched GEMM's (winograd_product): A is the input's planes, tiles
+// contiguous, and B the filter's, filters contiguous.
+template <bool Explain>
+Legality check_winograd_product_params(ir::DType dtype, const ConvParams& p, const DeviceLimits& device) {
+  if (p.cg != 1)
+    return no<Explain>("WG=2 multiplies the planes with one batched GEMM over all of C: CG={} must be 1", p.cg);
+  if (auto legal = check_gemm_params(dtype, false, true, conv_as_gemm(p), device); !legal)
+    return no<Explain>("WG=2's batched GEMM ({}): {}", conv_as_gemm(p).str(), legal.reason);
+  return {};
+}
+
 template <bool Explain>
 Legality check_winograd_params(ir::DType dtype, const ConvParams& p, const DeviceLimits& device) {
-  if (p.wg != 1) return no<Explain>("WG={} must be 0 (direct) or 1 (Winograd F(2x2, RxS))", p.wg);
+  if (p.wg != 1 && p.wg != 2)
+    return no<Explain>("WG={} must be 0 (direct), 1 (Winograd F(2x2, RxS) in one kernel) or 2 (Winograd F(4x4, RxS) "
+                       "with a batched GEMM)",
+                       p.wg);
   if (dtype != ir::DType::f32 && dtype != ir::DType::f64)
-    return no<Explain>("WG=1 (Winograd) is built for f32 and f64, not {}: use WG=0", ir::name(dtype));
+    return no<Explain>("WG={} (Winograd) is built for f32 and f64, not {}: use WG=0", p.wg, ir::name(dtype));
+  if (p.wg == 2) return check_winograd_product_params<Explain>(dtype, p, device);
   if (device.sm < 80) return no<Explain>("WG=1 copies the filter with cp.async, which needs sm_80 or newer");
   if (p.cs != 1 || p.cg != 1 || p.vi != 1 || p.vf != 1 || p.li != 0 || p.lf != 0 || p.tc != 0)
     return no<Explain>("WG=1 takes PL, KL, PS, KS, U, CL and DB: CS, CG, VI and VF must be 1, LI, LF and TC 0 "
@@ -158,13 +173,39 @@ int winograd_registers(const ir::Conv& v, const ConvParams& p) {
 }
 
 template <bool Explain>
+Legality check_winograd_product_problem(const ir::Conv& v, const ConvParams& p, const DeviceLimits& device) {
+  for (int d = 0; d < 4; ++d)
+    if (v.input_strides[d] < 0 || v.filter_strides[d] < 0 || v.output_strides[d] < 0)
+      return no<Explain>("negative strides are not supported");
+  constexpr std::int64_t i32max = std::numeric_limits<std::int32_t>::max();
+  const WinogradShape shape = winograd_shape(v, p);
+  // The transforms index the tiles and channels in 32 bits, the GEMM its M, N and K.
+  if (shape.padded_tiles * v.c > i32max || shape.padded_tiles * v.k > i32max || shape.padded_k * v.c > i32max)
+    return no<Explain>("WG=2 needs the 4x4 output tiles x C, tiles x K and K x C each below 2^31 ({} tiles, C={}, "
+                       "K={})",
+                       shape.tiles, v.c, v.k);
+  if (std::int64_t in_span = span({v.n, v.c, v.h, v.w}, v.input_strides); in_span > i32max)
+    return no<Explain>("the input spans {} elements: WG=2's input transform indexes it in 32 bits (< 2^31)", in_span);
+  if (v.h + v.pad_h > (1 << 28) || v.w + v.pad_w > (1 << 28) || v.p > (1 << 28) || v.q > (1 << 28))
+    return no<Explain>("image coordinates must stay below 2^28");
+  const WinogradProduct product = winograd_product(v, p);
+  if (auto legal = check_gemm(product.gemm, product.params, device); !legal)
+    return no<Explain>("WG=2's batched GEMM ({}, {}): {}", ir::to_string(product.gemm), product.params.str(),
+                       legal.reason);
+  return {};
+}
+
+template <bool Explain>
 Legality check_winograd_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogue&,
                                 const DeviceLimits& device) {
   if (auto r = check_winograd_params<Explain>(v.dtype, p, device); !r) return r;
   if (v.stride_h != 1 || v.stride_w != 1 || v.dilation_h != 1 || v.dilation_w != 1)
-    return no<Explain>("WG=1 (Winograd) needs stride 1 and dilation 1: {}", ir::to_string(v));
+    return no<Explain>("WG={} (Winograd) needs stride 1 and dilation 1: {}", p.wg, ir::to_string(v));
+  const int m = p.wg == 2 ? 4 : 2;
   if (v.r < 2 || v.r > 5 || v.s < 2 || v.s > 5)
-    return no<Explain>("WG=1 (Winograd F(2x2, RxS)) is built for 2 <= R, S <= 5, not R={}, S={}", v.r, v.s);
+    return no<Explain>("WG={} (Winograd F({}x{}, RxS)) is built for 2 <= R, S <= 5, not R={}, S={}", p.wg, m, m, v.r,
+                       v.s);
+  if (p.wg == 2) return check_winograd_product_problem<Explain>(v, p, device);
   if (const int planes = static_cast<int>((v.r + 1) * (v.s + 1)); planes % p.cl)
     return no<Explain>("CL={} must divide the {} planes of F(2x2, {}x{}) (each group of threads takes as many)", p.cl,
                        planes, v.r, v.s);
@@ -315,6 +356,7 @@ bool conv_legal(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epil
 }
 
 int estimate_conv_registers(const ir::Conv& v, const ConvParams& p) {
+  if (p.wg == 2) return estimate_gemm_registers(v.dtype, false, true, conv_as_gemm(p));
   if (p.wg) return winograd_registers(v, p);
   return estimate_conv_registers(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), p);
 }
@@ -342,6 +384,17 @@ std::vector<ConvLutEntry> conv_lookup_table(const ir::Conv& v, const ConvParams&
 
 ConvGrid conv_grid(const ir::Conv& v, const ConvParams& p) {
   ConvGrid grid;
+  if (p.wg == 2) {
+    const WinogradShape shape = winograd_shape(v, p);
+    const WinogradProduct product = winograd_product(v, p);
+    grid.main = gemm_grid(product.gemm, product.params, SplitMode::atomic).main;
+    auto blocks = [](std::int64_t threads) { return std::array<unsigned, 3>{static_cast<unsigned>((threads + 255) / 256), 1, 1}; };
+    grid.helper = blocks(shape.padded_k * v.c);
+    grid.input_transform = blocks(shape.padded_tiles * v.c);
+    grid.output_transform = blocks(shape.padded_tiles * v.k);
+    grid.workspace_bytes = product.workspace_bytes;
+    return grid;
+  }
   if (p.wg) {
     WinogradShape shape = winograd_shape(v, p);
     grid.main = {static_cast<unsigned>((shape.tiles + p.pl - 1) / p.pl * shape.filter_blocks), 1, 1};
@@ -388,6 +441,12 @@ int widest(int contiguous, int vector, int threads) {
 }  // namespace
 
 void fit_conv_load_layouts(const ir::Conv& problem, ConvParams& p) {
+  if (p.wg == 2) {  // as GEMM's space sets them for the batched product
+    GemmParams g = conv_as_gemm(p);
+    fit_gemm_load_layouts(false, true, g);
+    p.li = g.la, p.lf = g.lb;
+    return;
+  }
   if (p.wg) {  // the WG=1 kernels place their loads themselves
     p.li = p.lf = 0;
     return;
@@ -399,7 +458,8 @@ void fit_conv_load_layouts(const ir::Conv& problem, ConvParams& p) {
 
 std::optional<std::string> outside_conv_space(const ir::Conv& problem, const ConvParams& p,
                                               const ConvEpilogue& epilogue, const DeviceLimits& device) {
-  if (p.wg) return fmt::format("{}: WG=1 sets are in winograd_space, not conv_space", p.str());
+  if (p.wg) return fmt::format("{}: WG={} sets are in {}, not conv_space", p.str(), p.wg,
+                               p.wg == 2 ? "winograd_product_space" : "winograd_space");
   auto tc = tensor_core_choices(problem, device);
   if (!listed(tiles, p.pl) || !listed(tiles, p.kl) || !listed(thread_tiles, p.ps) || !listed(thread_tiles, p.ks) ||
       !listed(warp_groups, p.cl) || !listed(depths, p.u) || !listed(steps, p.cs) || !listed(vectors, p.vi) ||

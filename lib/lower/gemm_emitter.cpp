@@ -6,6 +6,7 @@
 // KL groups, each taking U/KL of the stage's K steps, and accumulate MS x NS outer products of
 // fragments read from shared memory. Loads use clamped addresses, so the main loop carries no
 // bounds checks; only the K tail selects zeros, and the edge stores are predicated in inline PTX.
+#include "lower/gemm_main.hpp"
 #include "lower/kernel_builder.hpp"
 #include "lower/nvptx_backend.hpp"
 
@@ -593,6 +594,12 @@ std::array<GemmTensorBox, 2> gemm_tensor_boxes(const ir::Gemm& g, const GemmPara
     return t;
   };
   return {box(g.a_trans, g.m, g.lda, g.stride_a, p.ml, 64), box(!g.b_trans, g.n, g.ldb, g.stride_b, p.nl, 16 * p.ns)};
+}
+
+std::string emit_gemm_main(llvm::Module& module, const ir::Gemm& g, const GemmParams& p, int sm) {
+  GemmEmitter main(module, g, p, SplitMode::atomic, sm);
+  main.emit_main();
+  return main.name();
 }
 
 GemmKernel emit_gemm(const ir::Gemm& g, const GemmParams& p, const Target& target, SplitMode mode) {

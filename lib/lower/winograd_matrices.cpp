@@ -1,8 +1,8 @@
-// Cook-Toom construction of F(2, r). A linear convolution s = u * g (u of 2 taps, g of r) is
-// evaluation at alpha points, a product, and interpolation: s = V^-1 [(E_r g) . (E_2 u)], where E_n
-// evaluates a polynomial of n coefficients at the points (infinity: its leading coefficient) and V =
-// E_alpha. Correlation is its transpose: y = E_2^T [(E_r g) . (V^-T d)], so At = E_2^T, G = E_r and
-// Bt = V^-T. Each row of Bt is then divided by its smallest non-zero magnitude (and that row of G
+// Cook-Toom construction of F(m, r). A linear convolution s = u * g (u of m taps, g of r) is
+// evaluation at alpha = m + r - 1 points, a product, and interpolation: s = V^-1 [(E_r g) . (E_m u)],
+// where E_n evaluates a polynomial of n coefficients at the points (infinity: its leading coefficient)
+// and V = E_alpha. Correlation is its transpose: y = E_m^T [(E_r g) . (V^-T d)], so At = E_m^T, G = E_r
+// and Bt = V^-T. Each row of Bt is then divided by its smallest non-zero magnitude (and that row of G
 // multiplied by it), which makes Bt's entries small integers or halves: exact in binary.
 #include <isaac/error.hpp>
 #include <isaac/lower/winograd.hpp>
@@ -17,8 +17,8 @@ namespace isaac::lower {
 namespace {
 
 // The points, in the order that measured the smallest f32 error for F(2, 5) among {0, +-1, +-2},
-// {0, +-1, +-1/2} and this mix.
-constexpr double finite_points[] = {0, -1, 1, 0.5, -2};
+// {0, +-1, +-1/2} and this mix; F(4, r) takes the next ones too, the smallest magnitudes left.
+constexpr double finite_points[] = {0, -1, 1, 0.5, -2, 2, -0.5};
 
 // Row i: the powers of point i (infinity: the last coefficient alone); alpha x n, row-major.
 std::vector<double> evaluation(int alpha, int n) {
@@ -51,18 +51,21 @@ std::vector<double> inverse(std::vector<double> a, int n) {
 
 }  // namespace
 
-WinogradMatrices winograd_matrices(int r) {
+WinogradMatrices winograd_matrices(int outputs, int r) {
+  if (outputs != 2 && outputs != 4)
+    throw InvalidArgument(fmt::format("Winograd F(m, r) is built for m = 2 or 4 outputs, not {}", outputs));
   if (r < 2 || r > 5)
-    throw InvalidArgument(fmt::format("Winograd F(2, r) is built for filters of 2 to 5 taps, not {}", r));
+    throw InvalidArgument(fmt::format("Winograd F(m, r) is built for filters of 2 to 5 taps, not {}", r));
   WinogradMatrices m;
+  m.m = outputs;
   m.r = r;
-  m.alpha = r + 1;
+  m.alpha = outputs + r - 1;
   const int a = m.alpha;
-  std::vector<double> e2 = evaluation(a, 2), v_inv = inverse(evaluation(a, a), a);
+  std::vector<double> em = evaluation(a, outputs), v_inv = inverse(evaluation(a, a), a);
   m.g = evaluation(a, r);
-  m.at.assign(static_cast<std::size_t>(2 * a), 0.0);
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < a; ++j) m.at[i * a + j] = e2[j * 2 + i];
+  m.at.assign(static_cast<std::size_t>(outputs * a), 0.0);
+  for (int i = 0; i < outputs; ++i)
+    for (int j = 0; j < a; ++j) m.at[i * a + j] = em[j * outputs + i];
   m.bt.assign(static_cast<std::size_t>(a * a), 0.0);
   for (int i = 0; i < a; ++i)
     for (int j = 0; j < a; ++j) m.bt[i * a + j] = v_inv[j * a + i];

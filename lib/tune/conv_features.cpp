@@ -45,7 +45,14 @@ std::vector<double> conv_features(const ir::Conv& v, std::span<const lower::Conv
     *o++ = p.db;
     *o++ = p.tc;
     *o++ = lg(p.threads());
-    if (p.wg) {
+    if (p.wg == 2) {
+      // The batched GEMM's blocks over every plane, its iterations over C, and its batch of planes.
+      const auto grid = lower::conv_grid(v, p).main;
+      *o++ = lg(double(grid[0]) * grid[1] * grid[2]);
+      *o++ = lg(double(ceil_div(v.c, p.u)));
+      *o++ = 2;
+      *o++ = lg(double((v.r + 3) * (v.s + 3)));
+    } else if (p.wg) {
       // A block of a WG=1 kernel takes PL 2 x 2 output tiles and KL filters over all C, U channels
       // per stage (its grid is one-dimensional); its CL thread groups split the (R+1)(S+1) planes.
       *o++ = lg(double(lower::conv_grid(v, p).main[0]));

@@ -36,6 +36,7 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   auto start = std::chrono::steady_clock::now();
   std::vector<lower::ConvParams> space = lower::conv_space(problem, epilogue, device);
   for (const lower::ConvParams& p : lower::winograd_space(problem, epilogue, device)) space.push_back(p);
+  for (const lower::ConvParams& p : lower::winograd_product_space(problem, epilogue, device)) space.push_back(p);
   SearchReport local;
   local.enumerate_ms = ms_since(start);
   local.legal_sets = space.size();
@@ -77,14 +78,25 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
 
 std::vector<lower::ConvParams> winograd_candidates(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
                                                    const lower::DeviceLimits& device) {
-  // The WG=1 sets that won the f32 sweep on the H100 (bench/results/conv-sweep-winners.csv): for
-  // 3 x 3, one plane per group of threads (CL=16) with thread tiles of 32-64; for 5 x 5, 9 planes per
-  // group of small tiles.
+  // The Winograd sets that won f32 sweeps on the H100 (bench/results/conv-sweep-winners.csv and the
+  // sweep before it). WG=1: for 3 x 3, one plane per group of threads (CL=16) with thread tiles of
+  // 32-64; for 5 x 5, 9 planes per group of small tiles. WG=2: the batched product's GEMM tiles.
   static const char* const sets[] = {
-      "PL=16,KL=32,PS=4,KS=16,U=8,CL=16,DB=0,WG=1", "PL=32,KL=32,PS=4,KS=16,U=8,CL=16,DB=0,WG=1",
-      "PL=32,KL=32,PS=8,KS=8,U=8,CL=16,DB=0,WG=1",  "PL=16,KL=32,PS=4,KS=8,U=16,CL=16,DB=0,WG=1",
-      "PL=16,KL=32,PS=8,KS=4,U=16,CL=16,DB=0,WG=1", "PL=16,KL=16,PS=2,KS=4,U=8,CL=4,DB=1,WG=1",
-      "PL=16,KL=32,PS=2,KS=4,U=16,CL=4,DB=0,WG=1"};
+      "PL=16,KL=32,PS=4,KS=16,U=8,CL=16,DB=0,WG=1",
+      "PL=32,KL=32,PS=4,KS=16,U=8,CL=16,DB=0,WG=1",
+      "PL=32,KL=32,PS=8,KS=8,U=8,CL=16,DB=0,WG=1",
+      "PL=16,KL=32,PS=4,KS=8,U=16,CL=16,DB=0,WG=1",
+      "PL=16,KL=32,PS=8,KS=4,U=16,CL=16,DB=0,WG=1",
+      "PL=16,KL=16,PS=2,KS=4,U=8,CL=4,DB=1,WG=1",
+      "PL=16,KL=32,PS=2,KS=4,U=16,CL=4,DB=0,WG=1",
+      "PL=64,KL=64,PS=4,KS=8,U=16,VI=4,VF=4,LI=16,LF=16,DB=1,WG=2",
+      "PL=64,KL=16,PS=4,KS=8,U=32,CL=2,VI=4,VF=4,LI=16,LF=4,DB=1,WG=2",
+      "PL=64,KL=64,PS=8,KS=8,U=64,CS=2,CL=4,VI=2,VF=4,LI=32,LF=16,DB=1,WG=2",
+      "PL=64,KL=64,PS=8,KS=8,U=16,VI=4,VF=4,LI=16,LF=16,DB=0,WG=2",
+      "PL=64,KL=128,PS=8,KS=8,U=16,VI=4,VF=4,LI=16,LF=32,DB=1,WG=2",
+      "PL=128,KL=64,PS=8,KS=8,U=16,CS=4,VI=4,VF=2,LI=32,LF=32,DB=0,WG=2",
+      "PL=128,KL=32,PS=8,KS=8,U=16,CS=2,VI=4,VF=1,LI=32,LF=32,DB=1,WG=2",
+      "PL=64,KL=64,PS=8,KS=8,U=32,CS=2,CL=2,VI=4,VF=4,LI=16,LF=16,DB=1,WG=2"};
   std::vector<lower::ConvParams> out;
   for (const char* text : sets)
     if (lower::ConvParams p = lower::parse_conv_params(text); lower::conv_legal(problem, p, epilogue, device))

@@ -5,9 +5,11 @@
 
 namespace isaac::tune {
 
-Tiling tiling_of(const lower::GemmParams& p) { return {p.ml, p.nl, p.ms, p.ns, p.u, p.kg, p.tc, 0}; }
+Tiling tiling_of(const lower::GemmParams& p) { return {p.ml, p.nl, p.ms, p.ns, p.u, p.kg, p.tc, 0, 0}; }
 
-Tiling tiling_of(const lower::ConvParams& p) { return {p.pl, p.kl, p.ps, p.ks, p.u, p.cg, p.tc, p.wg ? p.cl : 0}; }
+Tiling tiling_of(const lower::ConvParams& p) {
+  return {p.pl, p.kl, p.ps, p.ks, p.u, p.cg, p.tc, p.wg, p.wg ? p.cl : 0};
+}
 
 int grid_split(const Tiling& t) { return t[5]; }
 

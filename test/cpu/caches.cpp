@@ -207,5 +207,15 @@ TEST_CASE("the kernel cache keeps CONV cubins, and an entry without one is a mis
   const KernelCacheStats before_hit = kernel_cache_stats();
   CHECK(cached_conv_kernel(v, winograd, {}, target, false).transform_name == fresh.transform_name);
   CHECK(kernel_cache_stats().hits == before_hit.hits + 1);
+  // A WG=2 kernel also names its input and output transforms.
+  lower::ConvParams product = lower::parse_conv_params("PL=32,KL=16,PS=2,KS=2,U=8,WG=2");
+  lower::fit_conv_load_layouts(v, product);
+  const lower::ConvKernel emitted = cached_conv_kernel(v, product, {}, target, false);
+  REQUIRE_FALSE(emitted.input_transform_name.empty());
+  REQUIRE_FALSE(emitted.output_transform_name.empty());
+  const lower::ConvKernel reread = cached_conv_kernel(v, product, {}, target, false);
+  CHECK(reread.input_transform_name == emitted.input_transform_name);
+  CHECK(reread.output_transform_name == emitted.output_transform_name);
+  CHECK(reread.transform_name == emitted.transform_name);
   ::unsetenv("ISAAC_KERNEL_CACHE_DIR");
 }

@@ -130,8 +130,11 @@ TEST_CASE("the CONV search ranks the whole space by the model's own predictions"
                                                 ir::ImageLayout::nchw, ir::FilterLayout::kcrs);
   for (const ir::Conv& v : {direct_only, with_winograd}) {
     auto all = lower::conv_space(v);
-    const auto winograd = lower::winograd_space(v);
+    auto winograd = lower::winograd_space(v);
     CHECK(winograd.empty() == (v.dtype == ir::DType::f16));
+    const auto product = lower::winograd_product_space(v);
+    CHECK(product.empty() == (v.dtype == ir::DType::f16));
+    winograd.insert(winograd.end(), product.begin(), product.end());
     all.insert(all.end(), winograd.begin(), winograd.end());
     const auto x = conv_features(v, all);
     for (const std::vector<int>& hidden : {std::vector<int>{32}, std::vector<int>{16, 8}}) {

@@ -97,7 +97,9 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits, bool tensor_core
 // WG=1 (Winograd F(2x2, RxS)) cases: stride and dilation 1, every filter size it takes, padding,
 // odd P and Q (half tiles), C and K past a tile, N = 1 and C = 1, every layout, f32 and f64, CL = 1
 // and CL > 1.
-std::vector<Case> make_winograd_cases(const lower::DeviceLimits& limits) {
+// WG=2 (F(4x4, RxS) with a batched GEMM): the same shapes, with sets of its own space: one with the
+// widest vector loads, one with KL > 1 warp groups where the space has them, and any set.
+std::vector<Case> make_winograd_cases(const lower::DeviceLimits& limits, int wg = 1) {
   std::mt19937_64 rng(20160330);
   struct Shape {
     std::int64_t n, c, h, w, k, r, s, pad;
@@ -121,12 +123,15 @@ std::vector<Case> make_winograd_cases(const lower::DeviceLimits& limits) {
     for (auto [il, fl] : layouts)
       for (const Shape& s : shapes) {
         ir::Conv v = ir::dense_conv(t, s.n, s.c, s.h, s.w, s.k, s.r, s.s, 1, s.pad, 1, il, fl);
-        auto space = lower::winograd_space(v, {}, limits);
-        REQUIRE_MESSAGE(!space.empty(), "no legal WG=1 parameters for " << ir::to_string(v));
-        // Both epilogues: threads that transform their own tiles (CL = 1), and groups that split the
-        // planes and meet in shared memory (CL > 1); then any set.
+        auto space = wg == 2 ? lower::winograd_product_space(v, {}, limits) : lower::winograd_space(v, {}, limits);
+        REQUIRE_MESSAGE(!space.empty(), "no legal WG=" << wg << " parameters for " << ir::to_string(v));
+        // WG=1, both epilogues: threads that transform their own tiles (CL = 1), and groups that split
+        // the planes and meet in shared memory (CL > 1); then any set.
         std::vector<lower::ConvParams> own, split;
-        for (const lower::ConvParams& p : space) (p.cl == 1 ? own : split).push_back(p);
+        for (const lower::ConvParams& p : space)
+          if (wg == 1) (p.cl == 1 ? own : split).push_back(p);
+          else if (p.vi * p.vf >= 8) own.push_back(p);
+          else if (p.cl > 1) split.push_back(p);
         for (const auto* from : {&own, &split, &space}) {
           if (from->empty()) continue;
           const lower::ConvParams& p = (*from)[rng() % from->size()];
@@ -141,10 +146,10 @@ std::vector<Case> make_winograd_cases(const lower::DeviceLimits& limits) {
 // What a WG=1 kernel's rounding errors scale with, per output, in place of sum |I| |F|: the
 // transforms' coefficients exceed 1. With U = G g Gt and V = Bt d B per channel, the output tile is
 // At (sum_c U . V) A; the bound takes every matrix and operand by magnitude.
-std::vector<double> winograd_magnitude(const ir::Conv& v, const HostArray& in, const HostArray& f,
+std::vector<double> winograd_magnitude(const ir::Conv& v, int tile, const HostArray& in, const HostArray& f,
                                        std::int64_t o_count) {
-  const lower::WinogradMatrices mh = lower::winograd_matrices(static_cast<int>(v.r));
-  const lower::WinogradMatrices mw = lower::winograd_matrices(static_cast<int>(v.s));
+  const lower::WinogradMatrices mh = lower::winograd_matrices(tile, static_cast<int>(v.r));
+  const lower::WinogradMatrices mw = lower::winograd_matrices(tile, static_cast<int>(v.s));
   const int ah = mh.alpha, aw = mw.alpha, r = static_cast<int>(v.r), s = static_cast<int>(v.s);
   // |X| (ah x r or ah x ah) times |Y| (r x s or ...) times |Z|t, all by magnitude.
   auto sandwich = [](const std::vector<double>& x, int xr, int xc, const std::vector<double>& y, int yc,
@@ -171,14 +176,14 @@ std::vector<double> winograd_magnitude(const ir::Conv& v, const HostArray& in, c
   std::vector<double> magnitude(static_cast<size_t>(o_count), 0.0);
   const auto& os = v.output_strides;
   for (std::int64_t n = 0; n < v.n; ++n)
-    for (std::int64_t tp = 0; tp < (v.p + 1) / 2; ++tp)
-      for (std::int64_t tq = 0; tq < (v.q + 1) / 2; ++tq) {
+    for (std::int64_t tp = 0; tp < (v.p + tile - 1) / tile; ++tp)
+      for (std::int64_t tq = 0; tq < (v.q + tile - 1) / tile; ++tq) {
         std::vector<std::vector<double>> planes(static_cast<size_t>(v.c));
         for (std::int64_t c = 0; c < v.c; ++c) {
           std::vector<double> d(static_cast<size_t>(ah * aw), 0.0);
           for (int a = 0; a < ah; ++a)
             for (int b = 0; b < aw; ++b) {
-              std::int64_t h = 2 * tp - v.pad_h + a, w = 2 * tq - v.pad_w + b;
+              std::int64_t h = tile * tp - v.pad_h + a, w = tile * tq - v.pad_w + b;
               if (h >= 0 && h < v.h && w >= 0 && w < v.w) d[a * aw + b] = in.values[n * is[0] + c * is[1] + h * is[2] + w * is[3]];
             }
           planes[c] = sandwich(mh.bt, ah, ah, d, aw, mw.bt, aw);
@@ -187,11 +192,11 @@ std::vector<double> winograd_magnitude(const ir::Conv& v, const HostArray& in, c
           std::vector<double> m(static_cast<size_t>(ah * aw), 0.0);
           for (std::int64_t c = 0; c < v.c; ++c)
             for (int e = 0; e < ah * aw; ++e) m[e] += u[k * v.c + c][e] * planes[c][e];
-          std::vector<double> y = sandwich(mh.at, 2, ah, m, aw, mw.at, 2);
-          for (int x = 0; x < 2; ++x)
-            for (int z = 0; z < 2; ++z)
-              if (2 * tp + x < v.p && 2 * tq + z < v.q)
-                magnitude[n * os[0] + k * os[1] + (2 * tp + x) * os[2] + (2 * tq + z) * os[3]] = y[x * 2 + z];
+          std::vector<double> y = sandwich(mh.at, tile, ah, m, aw, mw.at, tile);
+          for (int x = 0; x < tile; ++x)
+            for (int z = 0; z < tile; ++z)
+              if (tile * tp + x < v.p && tile * tq + z < v.q)
+                magnitude[n * os[0] + k * os[1] + (tile * tp + x) * os[2] + (tile * tq + z) * os[3]] = y[x * tile + z];
         }
       }
   return magnitude;
@@ -233,15 +238,16 @@ void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng) {
   std::vector<double> abs_in = absolute(in.values), abs_f = absolute(f.values);
   ir::evaluate(contraction, {{"I", abs_in.data()}, {"F", abs_f.data()}}, magnitude.data(),
                {{"alpha", 1.0}, {"beta", 0.0}});
-  if (c.params.wg) magnitude = winograd_magnitude(v, in, f, o_count);
+  const int tile = c.params.wg == 2 ? 4 : 2;
+  if (c.params.wg) magnitude = winograd_magnitude(v, tile, in, f, o_count);
 
   ir::DType accumulation = v.dtype == ir::DType::f64 ? ir::DType::f64 : ir::DType::f32;
   // Tensor cores round their f32 sums toward zero, not to nearest: twice the unit roundoff, counted
   // as twice the terms.
   std::int64_t terms = (c.params.tc ? 2 : 1) * (v.c * v.r * v.s + c.params.cg + 3);
-  // WG=1: the channels' sum, two sums of R+1 (or S+1) terms in each of the input and output
-  // transforms, and the filter's planes rounded once to the dtype.
-  if (c.params.wg) terms = v.c + 4 * (std::max(v.r, v.s) + 1) + 2;
+  // Winograd: the channels' sum (twice with tensor cores), two sums of alpha = R + m - 1 (or S + m - 1)
+  // terms in each of the input and output transforms, and the filter's planes rounded once to the dtype.
+  if (c.params.wg) terms = (c.params.tc ? 2 : 1) * v.c + 4 * (std::max(v.r, v.s) + tile - 1) + 2;
   int output_roundings = c.params.cg > 1 ? c.params.cg + 3 : 2;
   int wrong = 0;
   std::string first;
@@ -334,6 +340,11 @@ TEST_CASE("CONV WG=1: Winograd F(2x2, RxS) on every layout, filter size 2-5, pad
   auto info = runtime::device_info(0);
   if (!winograd_device(info)) return;
   compile_and_check(make_winograd_cases(device_limits(info)));
+}
+
+TEST_CASE("CONV WG=2: Winograd F(4x4, RxS) with a batched GEMM on every layout, filter size 2-5, padding and tile edge") {
+  auto info = runtime::device_info(0);
+  compile_and_check(make_winograd_cases(device_limits(info), 2));
 }
 
 TEST_CASE("CONV WG=1: the sweep's winning shapes of plane groups (CL=16 of 16 planes, CL=4 of 36) at tile edges") {

@@ -81,7 +81,7 @@ static std::function<int()> add_conv_command(CLI::App& app) {
                                         o->pad, o->dilation, ir::parse_image_layout(o->layout.substr(0, slash)),
                                         ir::parse_filter_layout(o->layout.substr(slash + 1)));
       lower::ConvParams params = lower::parse_conv_params(o->params);
-      if (!params.wg && (params.li == 0 || params.lf == 0)) {  // not given: as the search space sets them
+      if (params.wg != 1 && (params.li == 0 || params.lf == 0)) {  // not given: as the search space sets them
         lower::ConvParams fitted = params;
         lower::fit_conv_load_layouts(problem, fitted);
         if (params.li == 0) params.li = fitted.li;
@@ -94,8 +94,12 @@ static std::function<int()> add_conv_command(CLI::App& app) {
       return report(problem, params, legal, target, o->check, o->ptxas, o->quiet, [&] {
         auto kernel = lower::emit_conv(problem, params, target, epilogue);
         auto grid = lower::conv_grid(problem, params);
-        std::string helper = params.wg ? fmt::format(", filter transform into a {}-byte workspace", grid.workspace_bytes)
-                                       : fmt::format(", LUT {} entries", lower::conv_lookup_table(problem, params).size());
+        std::string helper =
+            params.wg == 2 ? fmt::format(", Winograd planes in a {}-byte workspace, product {} ({})",
+                                         grid.workspace_bytes, ir::to_string(lower::winograd_product(problem, params).gemm),
+                                         lower::winograd_product(problem, params).params.str())
+            : params.wg    ? fmt::format(", filter transform into a {}-byte workspace", grid.workspace_bytes)
+                           : fmt::format(", LUT {} entries", lower::conv_lookup_table(problem, params).size());
         return std::pair{kernel, fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, grid {}x{}, LLVM "
                                              "{:.1f} ms{}\nestimated registers: {}\n",
                                              kernel.threads, kernel.shared_bytes, grid.main[0], grid.main[1],

@@ -258,7 +258,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--winograd-share", flags->winograd_share,
                   "CONV: share of the inputs that the Winograd kernels take (3x3 or 5x5, stride 1, f32/f64), half "
-                  "of whose sets are uniform draws from winograd_space")
+                  "of whose sets are uniform draws from winograd_space and winograd_product_space in turn")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->callback([flags, &exit_code] {

@@ -103,13 +103,17 @@ int run_conv_focus(const ConvFocusFlags& f) {
   auto prepare = [&](ir::Conv v, bool winograd, std::uint64_t seed) {
     std::pair<ir::Conv, std::vector<Candidate>> batch{v, {}};
     std::mt19937_64 pick(seed);
-    // Half of a Winograd input's sets drawn uniformly from winograd_space: data on the WG=1 sets the
-    // model does not rank first yet.
-    const std::vector<lower::ConvParams> winograd_sets =
-        winograd ? lower::winograd_space(v, {}, limits) : std::vector<lower::ConvParams>{};
+    // Half of a Winograd input's sets drawn uniformly from its spaces, WG=1 and WG=2 in turn: data on
+    // the Winograd sets the model does not rank first yet.
+    std::vector<std::vector<lower::ConvParams>> winograd_sets;
+    if (winograd)
+      for (auto space : {lower::winograd_space(v, {}, limits), lower::winograd_product_space(v, {}, limits)})
+        if (!space.empty()) winograd_sets.push_back(std::move(space));
     const int drawn = winograd_sets.empty() ? 0 : f.per_shape / 2;
-    for (int i = 0; i < drawn; ++i)
-      batch.second.push_back({winograd_sets[pick() % winograd_sets.size()], -1, 0, {}, {}});
+    for (int i = 0; i < drawn; ++i) {
+      const auto& space = winograd_sets[size_t(i) % winograd_sets.size()];
+      batch.second.push_back({space[pick() % space.size()], -1, 0, {}, {}});
+    }
     const int per_shape = f.per_shape - drawn;
     if (const auto& model = models.at(v.dtype)) {
       // The model's top spread over tilings (the search's candidates, without its hedges): its

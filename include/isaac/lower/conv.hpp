@@ -43,8 +43,14 @@ struct ConvParams {
   // double-buffers it; CL groups of threads split the planes (CL divides them). The input tiles are
   // transformed as they are loaded; with CL = 1 each thread transforms its own outputs, with CL > 1
   // the groups' planes meet in shared memory, so the planes never leave the chip. A
-  // filter-transform kernel runs first. CS, CG, VI, VF stay 1, LI, LF and TC 0. Written in the text
-  // form only when set.
+  // filter-transform kernel runs first. CS, CG, VI, VF stay 1, LI, LF and TC 0.
+  // WG=2: Winograd F(4x4, RxS) in four kernels (f32 and f64, stride and dilation 1, 2 <= R, S <= 5):
+  // the filter's and the input's (R+3)(S+3) planes are transformed into a workspace, multiplied over
+  // C by one batched GEMM (one plane per batch entry: tiles of 4 x 4 output pixels x filters), and
+  // the products transformed back through the epilogue. The GEMM's parameters are the template's,
+  // mapped as for the direct kernel: PL->ML (tiles), KL->NL (filters), PS->MS, KS->NS, U, CS->KS,
+  // CL->KL, VI->VA, VF->VB, LI->LA, LF->LB, DB, TC; CG stays 1 (winograd_product).
+  // Written in the text form only when set.
   int wg = 0;
 
   int threads() const { return (pl / ps) * (kl / ks) * cl; }
@@ -108,7 +114,9 @@ struct ConvKernel {
   std::vector<char> cubin;   // optional: machine code for the device, loaded instead of the PTX
   std::string main_name;
   std::string prepare_name;  // non-empty for CG > 1
-  std::string transform_name;  // non-empty for WG=1
+  std::string transform_name;  // non-empty for WG=1 and WG=2: the filter's planes
+  std::string input_transform_name;   // WG=2: the input's planes, before main (the batched GEMM)
+  std::string output_transform_name;  // WG=2: the products back to pixels through the epilogue, after main
   bool overlaps_previous = false;  // main waits (griddepcontrol.wait) for prepare: may overlap it (sm_90)
   int threads = 0;
   int shared_bytes = 0;      // dynamic shared memory of the main kernel
@@ -119,9 +127,25 @@ struct ConvKernel {
 struct ConvGrid {
   std::array<unsigned, 3> main{1, 1, 1};
   std::array<unsigned, 3> helper{1, 1, 1};  // prepare or transform, of ConvKernel::helper_threads
-  std::size_t workspace_bytes = 0;          // WG=1: the transformed filter
+  std::array<unsigned, 3> input_transform{1, 1, 1}, output_transform{1, 1, 1};  // WG=2, of helper_threads
+  std::size_t workspace_bytes = 0;          // WG=1: the transformed filter; WG=2: winograd_product's
 };
 ConvGrid conv_grid(const ir::Conv& problem, const ConvParams& p);
+
+// WG=2: the batched GEMM over the planes, and where its operands lie in the workspace (byte offsets):
+// A is the input's planes V (tiles x C, tiles contiguous), B the filter's U (C x K, filters
+// contiguous), C the products M (tiles x K, tiles contiguous); a batch entry per plane. Kernel
+// arguments for WG=2, in this order:
+//   transform:         (U*, F*)                          grid helper
+//   input_transform:   (V*, I*)                          grid input_transform
+//   main:              GEMM's main kernel (lower/gemm.hpp) on M = V U, alpha 1, beta 0
+//   output_transform:  (O*, M*, bias*, alpha, beta)      grid output_transform
+struct WinogradProduct {
+  ir::Gemm gemm;
+  GemmParams params;
+  std::size_t filter_offset = 0, input_offset = 0, product_offset = 0, workspace_bytes = 0;
+};
+WinogradProduct winograd_product(const ir::Conv& problem, const ConvParams& p);
 
 // Emits the kernels for this problem. Throws InvalidArgument, with check_conv's reason, when the
 // parameters are illegal for it.
@@ -136,8 +160,14 @@ std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& 
 // Every legal WG=1 (Winograd) set of its search space, for problems it applies to (stride and
 // dilation 1, 2 <= R, S <= 5, f32 or f64): none otherwise. Apart from conv_space, so that the direct
 // kernels' uniform draws stay as they were; the model search ranks both.
+// WG=2 sets are in winograd_product_space, which the shipped models have not seen.
 std::vector<ConvParams> winograd_space(const ir::Conv& problem, const ConvEpilogue& epilogue = {},
                                        const DeviceLimits& device = {});
+
+// Every legal WG=2 set of its search space (tiles, thread tiles, U, CL and DB as GEMM's space lists
+// them, loads as wide as the workspace allows), for problems it applies to: none otherwise.
+std::vector<ConvParams> winograd_product_space(const ir::Conv& problem, const ConvEpilogue& epilogue = {},
+                                               const DeviceLimits& device = {});
 
 // Sets LI and LF as conv_space does: the most threads side by side along each tile's contiguous axis.
 void fit_conv_load_layouts(const ir::Conv& problem, ConvParams& p);

@@ -3,9 +3,10 @@
 // features: log2 of the sizes (N, C, H, W, K, P, Q, R, S, stride, pad + 1, dilation) and of the
 // implicit GEMM they make (N*P*Q x K x C*R*S), the two layout flags the template cares about, a
 // one-hot dtype, log2 of every power-of-two parameter, DB, and log2 of the threads per block, the
-// blocks launched and the reduction iterations per block; for the Winograd kernels (WG=1) a flag and
-// log2 of the planes each thread group accumulates, their blocks and iterations counted over 2 x 2
-// output tiles and C. Names are stable and recorded in models.
+// blocks launched and the reduction iterations per block; for the Winograd kernels, WG (1 or 2),
+// and for WG=1 log2 of the planes each thread group accumulates, its blocks and iterations counted
+// over 2 x 2 output tiles and C; for WG=2 log2 of all the planes, and the batched GEMM's blocks (over
+// every plane) and iterations over C. Names are stable and recorded in models.
 #include <isaac/ir/conv.hpp>
 #include <isaac/lower/conv.hpp>
 

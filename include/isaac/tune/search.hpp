@@ -83,8 +83,9 @@ using ConvSelection = Choice<lower::ConvParams>;
 Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model, int top_k,
                       const GemmBenchmark& benchmark,
                       const std::function<void(const std::vector<Ranked>&)>& candidates = {});
-// CONV: the model ranks the direct and the Winograd sets (conv_space and winograd_space). Where
-// Winograd applies and top_k > 0, the WG=1 sets that won the H100 sweeps are timed besides the model's
+// CONV: the model ranks the direct and the Winograd sets (conv_space, winograd_space and
+// winograd_product_space). Where Winograd applies and top_k > 0, the Winograd sets (WG=1 and WG=2)
+// that won the H100 sweeps are timed besides the model's
 // candidates (those it has not among them already), a hedge for the problems the model has seen least;
 // their predicted_tflops is 0.
 std::vector<lower::ConvParams> winograd_candidates(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,

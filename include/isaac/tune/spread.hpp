@@ -14,9 +14,9 @@
 
 namespace isaac::tune {
 
-// Block tile, thread tile, depth, grid split, tensor cores and, for the Winograd CONV kernels, their
-// thread groups (0 for the direct kernels): what decides the work of a block.
-using Tiling = std::array<int, 8>;
+// Block tile, thread tile, depth, grid split, tensor cores and, for the Winograd CONV kernels, which
+// of them (WG) and their thread groups (0 for the direct kernels): what decides the work of a block.
+using Tiling = std::array<int, 9>;
 Tiling tiling_of(const lower::GemmParams& p);
 Tiling tiling_of(const lower::ConvParams& p);
 
