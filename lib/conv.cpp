@@ -22,6 +22,9 @@ struct CompiledConv::State {
   std::optional<runtime::Kernel> transform;  // WG=1 and 2: the filter's planes, into a workspace per stream
   std::optional<runtime::Kernel> input_transform, output_transform;  // WG=2
   runtime::Buffer lut;
+  // Launch geometry and, for WG=2, the product's GEMM: fixed by the problem and the parameters.
+  lower::ConvGrid grid;
+  std::optional<lower::WinogradProduct> product;
   // WG=1: the transformed filter, one buffer per stream so that concurrent runs never mix.
   mutable runtime::StreamWorkspaces workspaces;
 };
@@ -64,7 +67,8 @@ CompiledConv::CompiledConv(const ir::Conv& problem, lower::ConvKernel kernel, co
   if (!table.empty()) lut.upload(table.data(), lut.bytes());
   state_ = std::unique_ptr<State>(new State{problem, params, epilogue, std::move(kernel), ordinal, std::move(module),
                                             main, prepare, transform, input_transform, output_transform, std::move(lut),
-                                            {}});
+                                            lower::conv_grid(problem, params), {}, {}});
+  if (params.wg == 2) state_->product = lower::winograd_product(problem, params);
 }
 
 CompiledConv::CompiledConv(CompiledConv&&) noexcept = default;
@@ -94,7 +98,7 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
   check_alignment("filter", filter, s.problem.align_filter);
   check_alignment("output", output, elem);
   runtime::use_device(s.ordinal);
-  auto grid = lower::conv_grid(s.problem, s.params);
+  const lower::ConvGrid& grid = s.grid;
   bool f64 = s.problem.dtype == ir::DType::f64;
   double alpha64 = alpha, beta64 = beta;
   float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
@@ -103,7 +107,7 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
   runtime::DevicePtr lut = s.lut.ptr();
   auto dim = [](const std::array<unsigned, 3>& d) { return runtime::Dim3{d[0], d[1], d[2]}; };
   if (s.params.wg == 2) {
-    run_winograd_product(output, input, filter, bias, alpha_arg, beta_arg, grid, stream);
+    run_winograd_product(output, input, filter, bias, alpha_arg, beta_arg, stream);
     return;
   }
   if (s.transform) {
@@ -126,9 +130,10 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
 
 void CompiledConv::run_winograd_product(runtime::DevicePtr output, runtime::DevicePtr input, runtime::DevicePtr filter,
                                         runtime::DevicePtr bias, void* alpha_arg, void* beta_arg,
-                                        const lower::ConvGrid& grid, const runtime::Stream& stream) const {
+                                        const runtime::Stream& stream) const {
   const State& s = *state_;
-  const lower::WinogradProduct product = lower::winograd_product(s.problem, s.params);
+  const lower::ConvGrid& grid = s.grid;
+  const lower::WinogradProduct& product = *s.product;
   const runtime::DevicePtr workspace = s.workspaces.get(stream, grid.workspace_bytes);
   runtime::DevicePtr u = workspace + product.filter_offset, v = workspace + product.input_offset,
                      m = workspace + product.product_offset, none = 0;

@@ -37,7 +37,7 @@ class CompiledConv {
  private:
   // WG=2: the filter and input transforms, the batched GEMM over the planes and the output transform.
   void run_winograd_product(runtime::DevicePtr output, runtime::DevicePtr input, runtime::DevicePtr filter,
-                            runtime::DevicePtr bias, void* alpha_arg, void* beta_arg, const lower::ConvGrid& grid,
+                            runtime::DevicePtr bias, void* alpha_arg, void* beta_arg,
                             const runtime::Stream& stream) const;
 
   struct State;
