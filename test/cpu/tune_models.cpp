@@ -85,6 +85,15 @@ TEST_CASE("every shipped model loads and is found for its own device without a w
   REQUIRE(f64);
   CHECK(f64->model.dtype.empty());
   CHECK(f64->source == "shipped model conv-h100");
+  // GEMM: f32 has its own model; f16 and f64 take the one of all dtypes.
+  auto gemm_f32 = find_model("gemm", ir::DType::f32, "NVIDIA H100 80GB HBM3", 90);
+  REQUIRE(gemm_f32);
+  CHECK(gemm_f32->source == "shipped model gemm-h100-f32");
+  for (ir::DType dtype : {ir::DType::f16, ir::DType::f64}) {
+    auto joint = find_model("gemm", dtype, "NVIDIA H100 80GB HBM3", 90);
+    REQUIRE(joint);
+    CHECK(joint->source == "shipped model gemm-h100");
+  }
 }
 
 TEST_CASE("a user model in the cache directory takes precedence, and a damaged one is an error") {
