@@ -11,7 +11,7 @@ namespace isaac::lower {
 struct GemmLayout {
   int elem = 4;          // bytes of an A/B/C element
   int acc_elem = 4;      // bytes of an accumulator element
-  int threads = 0;
+  int threads = 0;  // the threads that compute (TMA=1 launches a producer besides: tma_producer)
   int fvm = 1, fvn = 1;  // vector width of the shared-memory fragment loads along M and N
   int pad_a = 0, pad_b = 0;  // elements added to a shared-memory row where tiles are transposed
   int pitch_a = 0, pitch_b = 0;  // shared-memory row lengths (elements)
@@ -91,12 +91,13 @@ struct GemmLayout {
   int staging_bytes(const GemmParams& p) const {
     return staged_stores(p) ? p.nl * staging_pitch(p) * acc_elem : 0;
   }
-  // CONV's footprint; GEMM's adds the staging of its stores and, TMA=1, one 8-byte mbarrier per stage
-  // after everything else (the staging reuses the tiles' memory once the main loop is over).
+  // CONV's footprint; GEMM's adds the staging of its stores and, TMA=1, two 8-byte mbarriers per
+  // stage (filled, emptied) after everything else (the staging reuses the tiles' memory once the main
+  // loop is over).
   int shared_bytes(const GemmParams& p) const { return std::max(tile_bytes(), reduction_bytes(p)); }
   int barriers_offset(const GemmParams& p) const { return (std::max(shared_bytes(p), staging_bytes(p)) + 7) / 8 * 8; }
   int gemm_shared_bytes(const GemmParams& p) const {
-    return p.tma ? barriers_offset(p) + 8 * stages : std::max(shared_bytes(p), staging_bytes(p));
+    return p.tma ? barriers_offset(p) + 16 * stages : std::max(shared_bytes(p), staging_bytes(p));
   }
   // TC=2: the bytes of one row of an operand's swizzled shared-memory tile (32, 64 or 128: wgmma's
   // swizzle modes): 2U for a K-contiguous operand, else the M/N extent of one wgmma (up to 128).
@@ -104,5 +105,13 @@ struct GemmLayout {
     return std::min(128, (k_contiguous ? p.u : mn_per_instruction) * elem);
   }
 };
+
+// TMA=1: whether a producer warp of its own, launched after the consumers, issues the copies
+// (TiledKernelBuilder::main_loop_tma). Where it leaves the consumers their registers (a scheduler
+// holds a quarter of the register file and every fourth warp: 288 threads leave 168 each, which the
+// 128-accumulator tiles exceed) and a block runs at least tma_producer_min_stages stages: with fewer
+// there is little to overlap, and the warp's registers cost blocks per SM (H100, docs/tensor-cores.md).
+inline constexpr int tma_producer_min_stages = 8;
+bool tma_producer_warp(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device = {});
 
 }  // namespace isaac::lower

@@ -54,10 +54,16 @@ RegisterDemand register_demand(const GemmLayout& l, ir::DType dtype, const GemmP
           p.db && !p.tc ? regs(l.loads_a * p.va + l.loads_b * p.vb, l.elem) : 0, l.loads_a + l.loads_b, p.u / p.kl};
 }
 
-// The register file one thread of a block of `threads` may use (one block per SM, granule of 8).
+// The register file one thread of a block of `threads` may use (one block per SM, granule of 8). Each
+// of the four schedulers holds a quarter of the file and every fourth warp: 288 threads (9 warps, 3 on
+// one scheduler) leave 168 registers, not 65536 / 288.
 int register_budget(int threads, const DeviceLimits& device) {
-  return std::min(device.max_registers_per_thread, device.registers_per_block / std::max(1, threads) / 8 * 8);
+  const int warps_per_scheduler = std::max(1, (threads / 32 + 3) / 4);
+  return std::min(device.max_registers_per_thread, device.registers_per_block / 4 / (32 * warps_per_scheduler) / 8 * 8);
 }
+
+// What legality keeps between the estimate and the budget (why: check_params).
+constexpr int register_margin = 46;
 
 // A least-squares fit of ptxas's counts (sm_80 and sm_90, 505 sets of the CPU sweep) on the live
 // data; ptxas adds indices, predicates and scheduling slack that grow with the stage depth.
@@ -66,6 +72,14 @@ int estimate_registers(const RegisterDemand& d) {
 }
 
 }  // namespace
+
+bool tma_producer_warp(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
+  if (!p.tma) return false;
+  const GemmLayout l(g.dtype, g.a_trans, g.b_trans, p);
+  const std::int64_t stages = ((g.k + p.u - 1) / p.u + p.kg - 1) / p.kg;
+  return stages >= tma_producer_min_stages && l.threads + 32 <= device.max_threads_per_block &&
+         estimate_registers(register_demand(l, g.dtype, p)) + register_margin <= register_budget(l.threads + 32, device);
+}
 
 int estimate_gemm_registers(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p) {
   return estimate_registers(register_demand(GemmLayout(dtype, a_trans, b_trans, p), dtype, p));
@@ -126,9 +140,9 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
   int budget = register_budget(l.threads, device);
   const RegisterDemand demand = register_demand(l, dtype, p);
   int registers = estimate_registers(demand);
-  if (registers + 46 > budget)
-    return no<Explain>("an estimated {} registers per thread (+46 of margin) exceed the budget of {} for {} threads",
-                          registers, budget, l.threads);
+  if (registers + register_margin > budget)
+    return no<Explain>("an estimated {} registers per thread (+{} of margin) exceed the budget of {} for {} threads",
+                       registers, register_margin, budget, l.threads);
   const bool half_acc = dtype == ir::DType::f16 && !p.acc32;
   if ((p.kl > 1 || half_acc) && (demand.accumulators >= 128 || p.ms * p.ns >= 128))
     return no<Explain>("{} with MS x NS = {} accumulators ({} registers) per thread: ptxas spills such sets (use a "

@@ -34,7 +34,12 @@ KernelBuilder::KernelBuilder(llvm::Module& module, ir::DType dtype)
   if (smem_->getAlign().valueOrOne() < llvm::Align(16)) smem_->setAlignment(llvm::Align(16));
 }
 
-void KernelBuilder::barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+void KernelBuilder::barrier() {
+  if (barrier_threads_)
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {c32(1), c32(barrier_threads_)});
+  else
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+}
 
 llvm::AllocaInst* KernelBuilder::local(llvm::Type* t, const char* name) {
   llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
@@ -676,6 +681,10 @@ void KernelBuilder::mbarrier_wait(Value* barrier, Value* parity) {
                 "r,r", {barrier, parity});
 }
 
+void KernelBuilder::mbarrier_arrive(Value* barrier) {
+  ptx_statement("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {barrier});
+}
+
 void KernelBuilder::tensor_copy(Value* shared_address, Value* map, const std::array<Value*, 3>& coordinates,
                                 Value* barrier) {
   ptx_statement("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4}], "
@@ -688,37 +697,75 @@ void TiledKernelBuilder::copy_tile_tma(Value*, Value*, Value*) {
 }
 
 // TMA=1: the TC=2 pipeline with its copies made by the Tensor Memory Accelerator. Buffer b has an
-// mbarrier whose phase completes when the bytes of the stage copied into it have landed; stage t
-// waits for phase t / S of its buffer's barrier. Thread 0 issues each stage's copies S - 2 stages
-// ahead, into the buffer of stage t - 2, after the block's barrier: every warp group has then waited
-// for its wgmma of stage t - 2 (wait_group 1 after issuing stage t - 1). The copies and the tensor
-// cores both use the async proxy, so no proxy fence is needed between them.
+// mbarrier, "filled", whose phase completes when the bytes of a stage copied into b have landed;
+// stage t waits for phase t / S of its buffer's. The copies and the tensor cores both use the async
+// proxy, and the mbarriers order them: no proxy fence. Who issues the copies:
+//  - a producer warp of its own (producer_warp_; one of its threads issues). Buffer b has a second
+//    mbarrier, "emptied", which completes when every consumer warp has seen the wgmma that read b
+//    complete; the producer refills b for stage t once phase t / S - 1 of it has completed. The
+//    consumers never wait for each other: no block barrier per stage, and the copies run S - 1
+//    stages ahead.
+//  - else thread 0, S - 2 stages ahead, into the buffer of stage t - 2, after a block barrier per
+//    stage: every warp group has then waited for its wgmma of stage t - 2 (wait_group 1 after
+//    issuing stage t - 1).
 void TiledKernelBuilder::main_loop_tma(Value* total) {
-  const int s = l_.stages, ahead = s - 2;
+  const int s = l_.stages, consumer_warps = l_.threads / 32;
   Value* barriers = b_.CreatePtrToInt(gep(b_.getInt8Ty(), smem_, c32(l_.barriers_offset(t_))), i32_);
-  auto barrier_of = [&](Value* buffer) { return b_.CreateAdd(barriers, b_.CreateMul(buffer, c32(8))); };
+  auto filled = [&](Value* buffer) { return b_.CreateAdd(barriers, b_.CreateMul(buffer, c32(8))); };
+  auto emptied = [&](Value* buffer) { return b_.CreateAdd(filled(buffer), c32(8 * s)); };
+  auto copy = [&](Value* tile) {
+    Value* buffer = b_.CreateURem(tile, c32(s));
+    mbarrier_expect_bytes(filled(buffer), stage_bytes());
+    copy_tile_tma(tile, buffer, filled(buffer));
+  };
+  auto wait_filled = [&](Value* t) {
+    mbarrier_wait(filled(b_.CreateURem(t, c32(s))), b_.CreateAnd(b_.CreateUDiv(t, c32(s)), c32(1)));
+  };
   Value* leader = b_.CreateICmpEQ(tid_, c32(0));
   if_then(leader, [&] {
-    for (int buffer = 0; buffer < s; ++buffer) mbarrier_init(barrier_of(c32(buffer)), 1);
+    for (int buffer = 0; buffer < s; ++buffer) {
+      mbarrier_init(filled(c32(buffer)), 1);
+      if (producer_warp_) mbarrier_init(emptied(c32(buffer)), consumer_warps);
+    }
     // Makes the initialisation visible to the async proxy, which the copies' completions use.
     ptx_statement("fence.mbarrier_init.release.cluster;", "", {});
   });
   barrier();
-  auto issue = [&](Value* tile) {
-    if_then(b_.CreateAnd(leader, b_.CreateICmpSLT(tile, total)), [&] {
-      Value* buffer = b_.CreateURem(tile, c32(s));
-      mbarrier_expect_bytes(barrier_of(buffer), stage_bytes());
-      copy_tile_tma(tile, buffer, barrier_of(buffer));
+
+  if (producer_warp_) {
+    barrier_threads_ = l_.threads;  // the barriers after the main loop are the consumers' alone
+    auto* producer = llvm::BasicBlock::Create(ctx_, "producer", function_);
+    auto* consumer = llvm::BasicBlock::Create(ctx_, "consumer", function_);
+    b_.CreateCondBr(b_.CreateICmpUGE(tid_, c32(l_.threads)), producer, consumer);
+    b_.SetInsertPoint(producer);
+    if_then(b_.CreateICmpEQ(tid_, c32(l_.threads)), [&] {
+      for_loop(total, [&](Value* t) {
+        Value* use = b_.CreateUDiv(t, c32(s));
+        if_then(b_.CreateICmpNE(use, c32(0)), [&] {
+          mbarrier_wait(emptied(b_.CreateURem(t, c32(s))), b_.CreateAnd(b_.CreateSub(use, c32(1)), c32(1)));
+        });
+        copy(t);
+      });
     });
-  };
-  for (int t = 0; t < ahead; ++t) issue(c32(t));
-  for_loop(total, [&](Value* t) {
-    Value* buffer = b_.CreateURem(t, c32(s));
-    mbarrier_wait(barrier_of(buffer), b_.CreateAnd(b_.CreateUDiv(t, c32(s)), c32(1)));
-    barrier();
-    issue(b_.CreateAdd(t, c32(ahead)));
-    compute_stage(buffer);
-  });
+    b_.CreateRetVoid();
+    b_.SetInsertPoint(consumer);
+    for_loop(total, [&](Value* t) {
+      wait_filled(t);
+      compute_stage(b_.CreateURem(t, c32(s)));  // ends with wait_group 1: the wgmma of stage t - 1 is done
+      if_then(b_.CreateAnd(b_.CreateICmpNE(t, c32(0)), b_.CreateICmpEQ(lane_, c32(0))),
+              [&] { mbarrier_arrive(emptied(b_.CreateURem(b_.CreateAdd(t, c32(s - 1)), c32(s)))); });
+    });
+  } else {
+    const int ahead = s - 2;
+    auto issue = [&](Value* tile) { if_then(b_.CreateAnd(leader, b_.CreateICmpSLT(tile, total)), [&] { copy(tile); }); };
+    for (int t = 0; t < ahead; ++t) issue(c32(t));
+    for_loop(total, [&](Value* t) {
+      wait_filled(t);
+      barrier();
+      issue(b_.CreateAdd(t, c32(ahead)));
+      compute_stage(b_.CreateURem(t, c32(s)));
+    });
+  }
   wgmma_op("wgmma.wait_group.sync.aligned 0;");
   pin_accumulators();
 }

@@ -52,6 +52,8 @@ class KernelBuilder {
   llvm::Type* vec(llvm::Type* t, int n) { return n == 1 ? t : llvm::FixedVectorType::get(t, n); }
   Value* to_scalar(Value* v) { return v->getType() == scalar_ ? v : b_.CreateFPExt(v, scalar_); }
   Value* to_elem(Value* v) { return v->getType() == elem_ ? v : b_.CreateFPTrunc(v, elem_); }
+  // The block's barrier; once barrier_threads_ is set, a barrier of that many threads (the TMA
+  // producer warp takes no part in the barriers after the main loop).
   void barrier();
   // An alloca in the entry block of the kernel being built.
   llvm::AllocaInst* local(llvm::Type* t, const char* name);
@@ -92,11 +94,13 @@ class KernelBuilder {
   //  - init: a barrier whose phases complete after `arrivals` arrivals (and the bytes they expect);
   //  - expect_bytes: one arrival that also expects `bytes` from copies before the phase completes;
   //  - wait: until the phase of parity `parity` (0 or 1) has completed;
+  //  - arrive: one arrival, with release semantics;
   //  - tensor_copy: cp.async.bulk.tensor of the box at (x, y, z) of the tensor map at generic
   //    address `map` into shared memory at `shared_address`, counted on `barrier`.
   void mbarrier_init(Value* barrier, int arrivals);
   void mbarrier_expect_bytes(Value* barrier, int bytes);
   void mbarrier_wait(Value* barrier, Value* parity);
+  void mbarrier_arrive(Value* barrier);
   void tensor_copy(Value* shared_address, Value* map, const std::array<Value*, 3>& coordinates, Value* barrier);
 
   llvm::LLVMContext& ctx_;
@@ -106,6 +110,7 @@ class KernelBuilder {
   llvm::PointerType* gptr_;
   llvm::GlobalVariable* smem_;  // the dynamic shared memory, "isaac_smem"
   llvm::Function* function_ = nullptr;
+  int barrier_threads_ = 0;
 };
 
 // Where a thread's share of an operand tile comes from: one entry per vector load.
@@ -205,6 +210,7 @@ class TiledKernelBuilder : public KernelBuilder {
   // TC=2: wm_, wn_ place the warp group, warp_ is the warp within it.
   Value *wm_ = nullptr, *wn_ = nullptr, *lane_ = nullptr, *group_ = nullptr, *quad_ = nullptr, *warp_ = nullptr;
   Value *k_begin_ = nullptr, *k_end_ = nullptr;
+  bool producer_warp_ = false;  // TMA=1 (GEMM): tma_producer_warp
   std::vector<LoadSlot> slots_a_, slots_b_;
   std::vector<llvm::AllocaInst*> pre_a_, pre_b_;  // per slot: the prefetched vector
   std::vector<llvm::AllocaInst*> acc_cells_;      // MS*NS (or MS*NS/2 f16x2) accumulators

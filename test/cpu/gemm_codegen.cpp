@@ -493,15 +493,28 @@ TEST_CASE("TMA=1: the tensor boxes follow the layout and the swizzled rows wgmma
 }
 
 // A TMA kernel copies with cp.async.bulk.tensor from its tensor-map parameters, which stay in the
-// parameter space (no local copy, which TMA could not read), and waits on one mbarrier per stage.
-TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-constant tensor maps, every layout") {
+// parameter space (no local copy, which TMA could not read), and waits on a "filled" mbarrier per
+// stage. Where a block runs 8 stages or more and one more warp leaves the consumers their registers, a
+// producer warp of its own issues the copies once each, waiting on an "emptied" mbarrier per stage on
+// which every consumer warp arrives, and the consumers meet at no block barrier in the main loop. Else
+// thread 0 issues them, S - 2 stages ahead (the prologue unrolled).
+TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-constant tensor maps, from a producer warp "
+          "where a block runs 8 stages or more, every layout") {
+  struct Case {
+    const char* params;
+    bool producer;
+  };
+  // On 512^3: 8 stages; 4 stages per split; 32 stages; 8 stages, but 128 accumulators in each of 256
+  // threads need more than the 168 registers that 288 threads leave.
+  const Case cases[] = {{"ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1", true},
+                        {"ML=128,NL=64,MS=16,NS=4,U=32,VA=8,VB=8,KG=4,TC=2,TMA=1", false},
+                        {"ML=64,NL=32,MS=8,NS=2,U=16,VA=8,VB=8,DB=0,TC=2,TMA=1", true},
+                        {"ML=128,NL=256,MS=8,NS=16,U=64,VA=8,VB=8,SW=8,TC=2,TMA=1", false}};
   for (int layout = 0; layout < 4; ++layout) {
     const bool at = layout & 1, bt = layout & 2;
     auto g = ir::dense_gemm(DType::f16, 512, 512, 512, at, bt);
-    for (const char* text : {"ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1",
-                             "ML=128,NL=64,MS=16,NS=4,U=32,VA=8,VB=8,KG=4,TC=2,TMA=1",
-                             "ML=64,NL=32,MS=8,NS=2,U=16,VA=8,VB=8,DB=0,TC=2,TMA=1"}) {
-      GemmParams p = lower::parse_gemm_params(text);
+    for (const Case& c : cases) {
+      GemmParams p = lower::parse_gemm_params(c.params);
       lower::fit_gemm_load_layouts(at, bt, p);
       INFO(layout_name(at, bt) << " " << p.str());
       auto legal = lower::check_gemm(g, p);
@@ -513,18 +526,33 @@ TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-const
       CHECK(count(ptx, ".param .align 64 .b8 " + kernel.main_name + "_param_16[128]") == 1);
       CHECK(count(ptx, "cvta.param.u64") == 2);
       CHECK(count(ptx, "__local_depot") == 0);
+      const int launched = p.threads() + (c.producer ? 32 : 0);
+      CHECK(kernel.threads == launched);
+      const std::string main_ptx = ptx.substr(ptx.find(".entry " + kernel.main_name));
+      CHECK(main_ptx.find(fmt::format(".maxntid {}, 1, 1", launched)) < main_ptx.find("{"));
       const int stages = p.db ? 4 : 3;
-      CHECK(count(ptx, "mbarrier.init.shared::cta.b64") == stages);
+      CHECK(count(ptx, "mbarrier.init.shared::cta.b64") == (c.producer ? 2 : 1) * stages);
       // Copies per stage: one box for a K-contiguous operand, tile / R for the other.
       auto boxes = lower::gemm_tensor_boxes(g, p);
       auto copies = [](const lower::GemmTensorBox& box, int tile) {
         return box.box[1] == static_cast<std::uint32_t>(tile) ? 1 : tile / static_cast<int>(box.box[0]);
       };
       const int per_stage = copies(boxes[0], p.ml) + copies(boxes[1], p.nl);
-      // Issued in the prologue (S - 2 stages, unrolled) and once in the loop.
-      CHECK(count(ptx, "cp.async.bulk.tensor.3d") == per_stage * (stages - 1));
-      CHECK(count(ptx, "mbarrier.arrive.expect_tx") == stages - 1);
-      CHECK(count(ptx, "mbarrier.try_wait.parity") == 1);
+      if (c.producer) {
+        CHECK(count(ptx, "cp.async.bulk.tensor.3d") == per_stage);
+        CHECK(count(ptx, "mbarrier.arrive.expect_tx") == 1);
+        CHECK(count(ptx, "mbarrier.arrive.shared::cta.b64") == 1);  // a consumer warp empties a buffer
+        CHECK(count(ptx, "mbarrier.try_wait.parity") >= 2);         // filled (consumers), emptied (producer)
+        // The staged stores (KG = 1) meet at a barrier of the consumers alone.
+        CHECK(count(ptx, fmt::format("barrier.sync \t1, {};", p.threads())) == (p.kg == 1 ? 2 : 0));
+      } else {
+        // Issued in the prologue (S - 2 stages, unrolled) and once in the loop.
+        CHECK(count(ptx, "cp.async.bulk.tensor.3d") == per_stage * (stages - 1));
+        CHECK(count(ptx, "mbarrier.arrive.expect_tx") == stages - 1);
+        CHECK(count(ptx, "mbarrier.arrive.shared::cta.b64") == 0);
+        CHECK(count(ptx, "mbarrier.try_wait.parity") == 1);
+        CHECK(count(ptx, "barrier.sync \t1") == 0);
+      }
       CHECK(kernel.shared_bytes == lower::gemm_shared_bytes(DType::f16, at, bt, p));
       if (lower::ptxas_available()) {
         auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);

@@ -127,7 +127,8 @@ std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
 // TC=2 (wgmma, sm_90 only) f16 kernels: random TC=2 sets for every layout at awkward sizes, with KG
 // splits in both modes. Their 16-byte copies need contiguous extents and leading dimensions that are
 // multiples of 8: those extents are rounded up, the others stay awkward. With `tma`, sets with TMA=1,
-// whose copies read zeros past every edge instead.
+// whose copies read zeros past every edge instead; the long K (60000, 2053) gives their blocks the 8
+// stages or more for which a producer warp issues the copies, the short ones leave them to thread 0.
 std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits, bool tma = false) {
   std::vector<Case> cases;
   if (limits.sm != 90) return cases;
