@@ -529,6 +529,7 @@ int sweep_main(const SweepOptions& o) {
           }
           kernels[next + c] = std::move(compiled[c].gemm);
           const CompiledGemm& gemm = *kernels[next + c];
+          t.threads = gemm.kernel().threads;  // as launched: TMA=1 may add a producer warp
           t.emit_ms = gemm.kernel().emit_ms;
           t.shared_bytes = gemm.kernel().shared_bytes;
           try {

@@ -407,7 +407,7 @@ void GemmEmitter::emit_main() {
                                   i32_,  i64_,  i64_,  i64_,  i64_,  i64_,    i64_};
   const int first_map = static_cast<int>(params.size());
   if (p_.tma) params.insert(params.end(), 2, llvm::PointerType::get(ctx_, 0));
-  begin_kernel(name(), params, l_.threads + (producer_warp_ ? 32 : 0));
+  begin_kernel(name(), params, gemm_launch_threads(g_, p_));
   if (p_.tma) {
     // CUtensorMap: 128 bytes, 64-byte aligned, passed by value and read where it was passed.
     auto* map_type = llvm::ArrayType::get(b_.getInt8Ty(), 128);
@@ -631,7 +631,7 @@ GemmKernel emit_gemm(const ir::Gemm& g, const GemmParams& p, const Target& targe
   }
   kernel.ptx = compile_to_ptx(*module, target_for_params, Optimisation::light);
   kernel.overlaps_previous = target.sm >= 90;
-  kernel.threads = p.threads() + (tma_producer_warp(g, p) ? 32 : 0);
+  kernel.threads = gemm_launch_threads(g, p);
   kernel.shared_bytes = gemm_shared_bytes(g.dtype, g.a_trans, g.b_trans, p);
   kernel.emit_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return kernel;

@@ -81,6 +81,10 @@ bool tma_producer_warp(const ir::Gemm& g, const GemmParams& p, const DeviceLimit
          estimate_registers(register_demand(l, g.dtype, p)) + register_margin <= register_budget(l.threads + 32, device);
 }
 
+int gemm_launch_threads(const ir::Gemm& problem, const GemmParams& p) {
+  return p.threads() + (tma_producer_warp(problem, p) ? 32 : 0);
+}
+
 int estimate_gemm_registers(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p) {
   return estimate_registers(register_demand(GemmLayout(dtype, a_trans, b_trans, p), dtype, p));
 }

@@ -136,7 +136,7 @@ std::vector<PrunedSet<lower::GemmParams>> prune_gemm_space(const ir::Gemm& probl
       lower::GemmParams p = base;
       p.kg = kg;
       const Tiling t{p.ml, p.nl, p.ms, p.ns, p.u, p.kl, p.kg};
-      sets.push_back({p, resources_of(t, extent, p.threads(), registers, shared, sms)});
+      sets.push_back({p, resources_of(t, extent, lower::gemm_launch_threads(problem, p), registers, shared, sms)});
     }
   }
   auto preferred = [](const lower::GemmParams& a, const lower::GemmParams& b) {

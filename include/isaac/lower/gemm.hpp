@@ -73,6 +73,9 @@ Legality check_gemm_params(ir::DType dtype, bool a_trans, bool b_trans, const Ge
 
 int estimate_gemm_registers(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p);
 int gemm_shared_bytes(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p);
+// The threads a block of the main kernel launches: p.threads(), and for TMA=1 sets whose blocks run 8
+// stages or more a producer warp (docs/tensor-cores.md).
+int gemm_launch_threads(const ir::Gemm& problem, const GemmParams& p);
 
 // KG > 1: atomics are faster but the order of the additions varies from run to run; deterministic
 // writes each block's partial sums to a workspace reduced in a fixed order by a second kernel.
