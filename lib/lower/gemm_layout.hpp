@@ -11,7 +11,7 @@ namespace isaac::lower {
 struct GemmLayout {
   int elem = 4;          // bytes of an A/B/C element
   int acc_elem = 4;      // bytes of an accumulator element
-  int threads = 0;  // the threads that compute (TMA=1 launches a producer besides: tma_producer)
+  int threads = 0;  // the threads that compute (a TMA=1 block may launch a producer warp besides: tma_producer_warp)
   int fvm = 1, fvn = 1;  // vector width of the shared-memory fragment loads along M and N
   int pad_a = 0, pad_b = 0;  // elements added to a shared-memory row where tiles are transposed
   int pitch_a = 0, pitch_b = 0;  // shared-memory row lengths (elements)
