@@ -470,6 +470,26 @@ TEST_CASE("TMA=1 is written only where set, and needs TC=2, tiles of at most 256
 // The tensor maps the launch builds describe what the kernel copies: each operand as (contiguous
 // axis, other axis, batch); a K-contiguous stage is one box of U x tile rows, an M/N-contiguous one
 // tile / R boxes of R x U, R = 128 bytes of elements (32 NS bytes for B where that is less).
+// The producer warp is launched where a block runs 8 stages or more (K / U per split, rounded up) and
+// 32 more threads leave the consumers the registers legality gives them.
+TEST_CASE("TMA=1: a block launches a producer warp from 8 stages on, where the registers allow it") {
+  GemmParams p = lower::parse_gemm_params("ML=64,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,TC=2,TMA=1");
+  auto threads_at = [](const GemmParams& q, std::int64_t k) {
+    return lower::gemm_launch_threads(ir::dense_gemm(DType::f16, 512, 512, k, false, true), q);
+  };
+  CHECK(threads_at(p, 7 * 64) == 128);
+  CHECK(threads_at(p, 7 * 64 + 1) == 160);  // the eighth stage is one element deep
+  CHECK(threads_at(p, 64) == 128);
+  CHECK(threads_at(with(p, "KG=4"), 28 * 64) == 128);  // 8 stages per split need K > 28 U
+  CHECK(threads_at(with(p, "KG=4"), 28 * 64 + 1) == 160);
+  CHECK(threads_at(with(p, "TMA=0"), 4096) == 128);
+  // 128 accumulators in each of 256 threads: 288 threads would leave 168 registers each, fewer than the
+  // estimate and its margin.
+  GemmParams big = lower::parse_gemm_params("ML=128,NL=256,MS=8,NS=16,U=64,VA=8,VB=8,SW=8,TC=2,TMA=1");
+  CHECK(threads_at(big, 4096) == 256);
+  CHECK(threads_at(with(big, "NL=128,NS=8"), 4096) == 288);
+}
+
 TEST_CASE("TMA=1: the tensor boxes follow the layout and the swizzled rows wgmma reads") {
   GemmParams p = lower::parse_gemm_params("ML=128,NL=64,MS=8,NS=4,U=32,VA=8,VB=8,TC=2,TMA=1");
   auto g = ir::dense_gemm(DType::f16, 300, 200, 100, false, true, 2);  // A M-contiguous, B N-contiguous
