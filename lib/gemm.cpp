@@ -90,7 +90,7 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
 
   if (s.prepare) {
     void* args[] = {&c, beta_arg, &m, &n, &ldc, &sc};
-    runtime::launch(*s.prepare, dim(grid.helper), {helper_threads}, 0, stream, args);
+    runtime::launch(*s.prepare, dim(grid.prepare), {helper_threads}, 0, stream, args);
   }
   // TMA=1: the maps depend on the pointers, so they are built for each launch (microseconds on the host).
   std::array<runtime::TensorMap, 2> maps;
@@ -112,7 +112,7 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
                   s.prepare ? after_helper : runtime::LaunchOrder::after_previous);
   if (s.reduce) {
     void* reduce_args[] = {&c, &w, alpha_arg, beta_arg, &m, &n, &ldc, &sc};
-    runtime::launch(*s.reduce, dim(grid.helper), {helper_threads}, 0, stream, reduce_args, after_helper);
+    runtime::launch(*s.reduce, dim(grid.reduce), {helper_threads}, 0, stream, reduce_args, after_helper);
   }
 }
 

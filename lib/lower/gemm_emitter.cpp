@@ -507,23 +507,56 @@ void GemmEmitter::emit_main() {
 }
 
 // KG > 1 with atomics: C = beta * C (exactly 0 when beta = 0) before the blocks add their parts.
+// Each thread takes one chunk of 16 bytes down a column: with one element per thread, and C read even
+// for beta = 0, this kernel took 4.8 us of an f16 2560x128 split whose main kernel took 11.8.
 void GemmEmitter::emit_prepare() {
   begin_kernel(name() + "_prepare", {gptr_, scalar_, i32_, i32_, i64_, i64_}, 256);
   auto arg = function_->arg_begin();
   Value *C = arg++, *beta = arg++, *M = arg++, *N = arg++, *ldc = arg++, *stride_c = arg++;
+  const int v = gemm_prepare_chunk(g_.dtype);
   Value* index = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64_), c64(256)),
                               b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), i64_));
   Value* M64 = b_.CreateSExt(M, i64_);
+  Value* chunks = b_.CreateUDiv(b_.CreateAdd(M64, c64(v - 1)), c64(v));  // per column
   Value* batch = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z), i64_);
-  if_then(b_.CreateICmpSLT(index, b_.CreateMul(M64, b_.CreateSExt(N, i64_))), [&] {
-    Value* ptr = gep(elem_, C, b_.CreateAdd(b_.CreateMul(batch, stride_c),
-                                            b_.CreateAdd(b_.CreateSRem(index, M64), b_.CreateMul(b_.CreateSDiv(index, M64), ldc))));
-    Value* scaled = b_.CreateFMul(beta, to_scalar(b_.CreateLoad(elem_, ptr)));
-    Value* is_zero = b_.CreateFCmpOEQ(beta, llvm::ConstantFP::get(scalar_, 0.0));
-    b_.CreateStore(to_elem(b_.CreateSelect(is_zero, zero(scalar_), scaled)), ptr);
+  if_then(b_.CreateICmpULT(index, b_.CreateMul(chunks, b_.CreateSExt(N, i64_))), [&] {
+    Value* row = b_.CreateMul(b_.CreateURem(index, chunks), c64(v));
+    Value* column = b_.CreateUDiv(index, chunks);
+    Value* first = gep(elem_, C, b_.CreateAdd(b_.CreateMul(batch, stride_c), b_.CreateAdd(row, b_.CreateMul(column, ldc))));
+    Value* keep = b_.CreateFCmpUNE(beta, llvm::ConstantFP::get(scalar_, 0.0));
+    auto scaled = [&](Value* old) { return to_elem(b_.CreateFMul(beta, to_scalar(old))); };
+    // A whole chunk on a 16-byte boundary is one vector store; a column's last chunk, or a chunk that
+    // ldc, the batch stride or the pointer leave unaligned, is done element by element.
+    Value* whole = b_.CreateAnd(b_.CreateICmpSLE(b_.CreateAdd(row, c64(v)), M64),
+                                b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(first, i64_), c64(15)), c64(0)));
+    if_else(
+        whole,
+        [&] {
+          auto* type = vec(elem_, v);
+          if_else(
+              keep,
+              [&] {
+                Value* old = b_.CreateAlignedLoad(type, first, llvm::Align(16));
+                Value* out = llvm::PoisonValue::get(type);
+                for (int i = 0; i < v; ++i) out = b_.CreateInsertElement(out, scaled(b_.CreateExtractElement(old, i)), i);
+                b_.CreateAlignedStore(out, first, llvm::Align(16));
+              },
+              [&] { b_.CreateAlignedStore(zero(type), first, llvm::Align(16)); });
+        },
+        [&] {
+          for (int i = 0; i < v; ++i)
+            if_then(b_.CreateICmpSLT(b_.CreateAdd(row, c64(i)), M64), [&] {
+              Value* ptr = gep(elem_, first, c64(i));
+              if_else(
+                  keep, [&] { b_.CreateStore(scaled(b_.CreateLoad(elem_, ptr)), ptr); },
+                  [&] { b_.CreateStore(zero(elem_), ptr); });
+            });
+        });
   });
   // The main kernel may start once every block got here (it waits for the stores before its epilogue).
-  // Not earlier: main blocks placed beside prepare blocks made some split kernels 13-15% slower on the H100.
+  // Not earlier: with the old prepare (an element per thread), main blocks placed beside prepare blocks
+  // made some split kernels 13-15% slower on the H100; with this one a trigger at the start measured the
+  // same as here (docs/split-k.md).
   if (sm_ >= 90) grid_dependency("launch_dependents");
   b_.CreateRetVoid();
 }
@@ -568,7 +601,9 @@ GemmGrid gemm_grid(const ir::Gemm& g, const GemmParams& p, SplitMode mode) {
   GemmGrid grid;
   auto tiles = ((g.m + p.ml - 1) / p.ml) * ((g.n + p.nl - 1) / p.nl);
   grid.main = {static_cast<unsigned>(tiles), static_cast<unsigned>(p.kg), static_cast<unsigned>(g.batch)};
-  grid.helper = {static_cast<unsigned>((g.m * g.n + 255) / 256), 1, static_cast<unsigned>(g.batch)};
+  const auto chunks = (g.m + gemm_prepare_chunk(g.dtype) - 1) / gemm_prepare_chunk(g.dtype) * g.n;
+  grid.prepare = {static_cast<unsigned>((chunks + 255) / 256), 1, static_cast<unsigned>(g.batch)};
+  grid.reduce = {static_cast<unsigned>((g.m * g.n + 255) / 256), 1, static_cast<unsigned>(g.batch)};
   if (p.kg > 1 && mode == SplitMode::deterministic) {
     std::size_t acc_bytes = g.dtype == ir::DType::f64 ? 8 : (g.dtype == ir::DType::f16 && !p.acc32 ? 2 : 4);
     grid.workspace_bytes = acc_bytes * g.m * g.n * p.kg * g.batch;

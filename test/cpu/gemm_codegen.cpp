@@ -778,6 +778,33 @@ TEST_CASE("split kernels for sm_90 wait for the kernel before them, prepare lets
   }
 }
 
+// A thread of prepare scales 16 bytes down a column: one vector store where the chunk is whole and
+// aligned, element stores at the end of a column or where C is not aligned.
+TEST_CASE("prepare scales C in chunks of 16 bytes, and its grid has one thread per chunk") {
+  struct Expect {
+    DType t;
+    const char* params;
+    const char* vector_store;
+    int chunk;
+  };
+  for (const Expect& e : {Expect{DType::f16, "ML=64,NL=64,MS=8,NS=4,U=32,KG=4,VA=8,VB=8,LA=8,LB=8,TC=1", "st.global.v4.b32", 8},
+                          Expect{DType::f32, "ML=64,NL=64,MS=4,NS=4,U=16,KG=4,VA=4,VB=4,LA=16,LB=16", "st.global.v4", 4},
+                          Expect{DType::f64, "ML=64,NL=64,MS=4,NS=4,U=16,KG=4,VA=2,VB=2,LA=32,LB=32", "st.global.v2.f64", 2}}) {
+    INFO(ir::name(e.t));
+    auto g = ir::dense_gemm(e.t, 2561, 3, 64, false, true, 2);
+    auto p = lower::parse_gemm_params(e.params);
+    lower::GemmKernel k = lower::emit_gemm(g, p, lower::Target{90, false});
+    std::string prepare = entry_text(k.ptx, k.prepare_name);
+    CHECK(prepare.find(e.vector_store) != std::string::npos);
+    CHECK(lower::gemm_prepare_chunk(e.t) == e.chunk);
+    // ceil(2561 / chunk) chunks per column, 3 columns, 256 threads per block; one block row per batch.
+    auto grid = lower::gemm_grid(g, p, lower::SplitMode::atomic);
+    CHECK(grid.prepare[0] == ((2561 + e.chunk - 1) / e.chunk * 3 + 255) / 256);
+    CHECK(grid.prepare[2] == 2);
+    CHECK(grid.reduce[0] == (2561 * 3 + 255) / 256);
+  }
+}
+
 // sm_90's 16-row DMMA shape holds the fragments of two stacked 8-row ones: an f64 TC=1 kernel pairs
 // its 8-row tiles into m16n8k4 there (MS=1 leaves single m8n8k4), and keeps m8n8k4 on sm_80, which
 // has no other f64 shape.

@@ -922,7 +922,10 @@ inline status gemm(const function_info& f, stream_t stream, const gemm_call& x, 
   device_ptr c = reinterpret_cast<std::uintptr_t>(x.c), a = reinterpret_cast<std::uintptr_t>(x.a),
              b = reinterpret_cast<std::uintptr_t>(x.b), w = need ? reinterpret_cast<std::uintptr_t>(workspace) : 0;
   const unsigned tiles = static_cast<unsigned>(((x.m + k->ml - 1) / k->ml) * ((x.n + k->nl - 1) / k->nl));
-  const unsigned helper_blocks = static_cast<unsigned>((x.m * x.n + 255) / 256);
+  // lower::gemm_grid: prepare scales a chunk of 16 bytes down a column per thread, reduce one element.
+  const long long chunk = 16 / k->elem_bytes;
+  const unsigned prepare_blocks = static_cast<unsigned>(((x.m + chunk - 1) / chunk * x.n + 255) / 256);
+  const unsigned reduce_blocks = static_cast<unsigned>((x.m * x.n + 255) / 256);
   const unsigned helper_threads = static_cast<unsigned>(k->helper_threads);
   auto launched = [&](cuda_result result, const char* name) {
     if (result == 0) return true;
@@ -932,7 +935,7 @@ inline status gemm(const function_info& f, stream_t stream, const gemm_call& x, 
   };
   if (k->prepare_name[0]) {
     void* args[] = {&c, beta, &m, &n, &ldc, &stride};
-    if (!launched(cu->launch_kernel(functions.helper, helper_blocks, 1, 1, helper_threads, 1, 1, 0, stream, args, nullptr),
+    if (!launched(cu->launch_kernel(functions.helper, prepare_blocks, 1, 1, helper_threads, 1, 1, 0, stream, args, nullptr),
                   k->prepare_name))
       return status::launch_failed;
   }
@@ -944,7 +947,7 @@ inline status gemm(const function_info& f, stream_t stream, const gemm_call& x, 
     return status::launch_failed;
   if (k->reduce_name[0]) {
     void* reduce_args[] = {&c, &w, alpha, beta, &m, &n, &ldc, &stride};
-    if (!launched(cu->launch_kernel(functions.helper, helper_blocks, 1, 1, helper_threads, 1, 1, 0, stream, reduce_args,
+    if (!launched(cu->launch_kernel(functions.helper, reduce_blocks, 1, 1, helper_threads, 1, 1, 0, stream, reduce_args,
                                     nullptr),
                   k->reduce_name))
       return status::launch_failed;

@@ -76,6 +76,8 @@ int gemm_shared_bytes(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
 // The threads a block of the main kernel launches: p.threads(), and for TMA=1 sets whose blocks run 8
 // stages or more a producer warp (docs/tensor-cores.md).
 int gemm_launch_threads(const ir::Gemm& problem, const GemmParams& p);
+// The rows of one column of C that a thread of the prepare kernel scales: 16 bytes of them.
+inline int gemm_prepare_chunk(ir::DType dtype) { return 16 / static_cast<int>(ir::size_of(dtype)); }
 
 // KG > 1: atomics are faster but the order of the additions varies from run to run; deterministic
 // writes each block's partial sums to a workspace reduced in a fixed order by a second kernel.
@@ -87,7 +89,8 @@ SplitMode parse_split_mode(std::string_view text);
 // Kernel arguments, in this order, for every kernel of a GemmKernel:
 //   main:    (C*, A*, B*, W*, alpha, beta, i32 M, N, K, i64 lda, ldb, ldc, stride_a, stride_b, stride_c)
 //            and with TMA=1 the tensor maps of A and B by value (gemm_tensor_boxes, runtime::TensorMap)
-//   prepare: (C*, beta, i32 M, N, i64 ldc, stride_c)                        grid (ceil(M*N/256), 1, batch)
+//   prepare: (C*, beta, i32 M, N, i64 ldc, stride_c)                        grid (ceil(ceil(M/V)*N/256), 1, batch),
+//            a chunk of V = gemm_prepare_chunk(dtype) rows of one column per thread
 //   reduce:  (C*, W*, alpha, beta, i32 M, N, i64 ldc, stride_c)              grid (ceil(M*N/256), 1, batch)
 // alpha and beta are f64 for f64 problems and f32 otherwise (f16 results are computed in f32 then rounded).
 // W is the deterministic workspace (may be null otherwise).
@@ -108,7 +111,8 @@ struct GemmKernel {
 
 struct GemmGrid {
   std::array<unsigned, 3> main{1, 1, 1};
-  std::array<unsigned, 3> helper{1, 1, 1};
+  std::array<unsigned, 3> prepare{1, 1, 1};
+  std::array<unsigned, 3> reduce{1, 1, 1};
   std::size_t workspace_bytes = 0;
 };
 
