@@ -5,6 +5,7 @@
 # split into launches, bytes and latency. From the repository root, through the bundle:
 #   ROWS="f16,DeepBench-F,2560,16 f16,LAPACK,4096,4096" bash .bundle/run-on-device.sh bash scripts/ncu-gemm-on-device.sh
 # Writes $OUT/ncu-<dtype>-<suite>-<m>x<n>.csv (ncu's raw CSV) and prints a summary per row.
+# NCU_CLOCKS=none times the kernels at the GPU's own clocks (ncu locks them to base by default).
 set -uo pipefail
 out=${OUT:?set OUT to the folder that receives the results}
 bin=/tmp/isaac/bin
@@ -16,7 +17,7 @@ for row in ${ROWS:?name the rows: dtype,suite,m,n ...}; do
   name=ncu-$dtype-$suite-${m}x$n
   { head -1 bench/results/gemm-sweep-winners.csv; grep "^$dtype,$suite,$m,$n," bench/results/gemm-sweep-winners.csv; } > /tmp/one.csv
   # Few repeats and no peak GEMM: every kernel launched is profiled, so keep the launches few.
-  timeout 120 "$ncu" --csv --metrics "$metrics" \
+  timeout 120 "$ncu" --clock-control "${NCU_CLOCKS:-base}" --csv --metrics "$metrics" \
     "$bin/isaac-bench-gemm" run --winners /tmp/one.csv --dtypes "$dtype" --repeats 3 --peak-size 256 \
     --csv /tmp/one-out.csv > "$out/$name.csv" 2> "$out/$name.err"
   echo "=== $row: ncu exit $? ==="
