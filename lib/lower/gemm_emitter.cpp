@@ -601,7 +601,8 @@ GemmGrid gemm_grid(const ir::Gemm& g, const GemmParams& p, SplitMode mode) {
   GemmGrid grid;
   auto tiles = ((g.m + p.ml - 1) / p.ml) * ((g.n + p.nl - 1) / p.nl);
   grid.main = {static_cast<unsigned>(tiles), static_cast<unsigned>(p.kg), static_cast<unsigned>(g.batch)};
-  const auto chunks = (g.m + gemm_prepare_chunk(g.dtype) - 1) / gemm_prepare_chunk(g.dtype) * g.n;
+  const int chunk = gemm_prepare_chunk(g.dtype);
+  const auto chunks = (g.m + chunk - 1) / chunk * g.n;
   grid.prepare = {static_cast<unsigned>((chunks + 255) / 256), 1, static_cast<unsigned>(g.batch)};
   grid.reduce = {static_cast<unsigned>((g.m * g.n + 255) / 256), 1, static_cast<unsigned>(g.batch)};
   if (p.kg > 1 && mode == SplitMode::deterministic) {
