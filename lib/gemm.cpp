@@ -30,7 +30,8 @@ lower::DeviceLimits device_limits(const runtime::DeviceInfo& info) {
           .max_threads_per_block = info.max_threads_per_block,
           .max_shared_per_block = info.max_shared_per_block_optin,
           .registers_per_block = info.registers_per_block,
-          .max_registers_per_thread = 255};
+          .max_registers_per_thread = 255,
+          .sm_count = info.sm_count};
 }
 
 lower::GemmKernel build_gemm_kernel(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode,

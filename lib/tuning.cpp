@@ -175,7 +175,7 @@ struct GemmPattern {
   std::string bucket() const { return tune::gemm_bucket(problem, options.gemm_buckets); }
   bool legal(const Params& p) const { return lower::gemm_legal(problem, p, limits); }
   static Params parse(std::string_view text) { return lower::parse_gemm_params(text); }
-  Params fallback() const { return tune::heuristic_gemm(problem, limits, info.sm_count); }
+  Params fallback() const { return tune::heuristic_gemm(problem, limits); }
   std::vector<tune::RankedSet<Params>> rank(const tune::Model& model, int top, tune::SearchReport* report) const {
     return tune::rank_gemm_space(problem, limits, model, top, report);
   }

@@ -41,6 +41,9 @@ std::optional<std::string> outside_space(const ir::Gemm& g, const lower::GemmPar
     return std::string("SW > 1 on a grid one tile wide");
   if (p.acc32 == 0 && g.dtype != ir::DType::f16) return std::string("ACC=16 outside f16");
   if (auto legal = lower::check_gemm(g, p, limits); !legal) return legal.reason;
+  lower::GemmParams fitted = p;
+  lower::fit_gemm_pipeline_depth(g, fitted, limits);
+  if (fitted.st != p.st) return fmt::format("ST={} where fit_gemm_pipeline_depth picks ST={}", p.st, fitted.st);
   return std::nullopt;
 }
 
@@ -51,6 +54,7 @@ std::vector<lower::GemmParams> neighbours(const ir::Gemm& g, const lower::GemmPa
   auto keep = [&](lower::GemmParams q) {
     q.tma = q.tc == 2;  // gemm_space's TC=2 sets copy with TMA
     tune::fit_load_layouts(g, q);
+    lower::fit_gemm_pipeline_depth(g, q, limits);
     if (outside_space(g, q, limits)) return;
     if (seen.insert(q.str()).second) out.push_back(q);
   };
@@ -96,7 +100,7 @@ std::vector<lower::GemmParams> neighbours(const ir::Gemm& g, const lower::GemmPa
   return out;
 }
 
-std::vector<lower::GemmParams> search_seeds(const ir::Gemm& g, const lower::DeviceLimits& limits, int sm_count,
+std::vector<lower::GemmParams> search_seeds(const ir::Gemm& g, const lower::DeviceLimits& limits,
                                             const std::string& earlier_winner, std::string* dropped) {
   std::vector<lower::GemmParams> seeds;
   auto note = [&](const std::string& what) {
@@ -105,6 +109,7 @@ std::vector<lower::GemmParams> search_seeds(const ir::Gemm& g, const lower::Devi
   if (!earlier_winner.empty()) {
     try {
       lower::GemmParams w = lower::parse_gemm_params(earlier_winner);
+      lower::fit_gemm_pipeline_depth(g, w, limits);  // the depth follows the device and the grid
       if (auto why = outside_space(g, w, limits))
         note(fmt::format("the earlier winner {} is no longer legal ({})", earlier_winner, *why));
       else
@@ -114,7 +119,7 @@ std::vector<lower::GemmParams> search_seeds(const ir::Gemm& g, const lower::Devi
     }
   }
   try {
-    lower::GemmParams h = tune::heuristic_gemm(g, limits, sm_count);
+    lower::GemmParams h = tune::heuristic_gemm(g, limits);
     if (h.kg > k_global.back()) {  // the heuristic splits K further than gemm_space goes
       h.kg = k_global.back();
       tune::fit_load_layouts(g, h);

@@ -28,7 +28,7 @@ std::optional<std::string> outside_space(const ir::Gemm& g, const lower::GemmPar
 
 // The seeds of a job's search: tune::heuristic_gemm and, when given, an earlier winner (its text);
 // each only if legal (the reasons of those dropped go to `dropped`).
-std::vector<lower::GemmParams> search_seeds(const ir::Gemm& g, const lower::DeviceLimits& limits, int sm_count,
+std::vector<lower::GemmParams> search_seeds(const ir::Gemm& g, const lower::DeviceLimits& limits,
                                             const std::string& earlier_winner, std::string* dropped = nullptr);
 
 }  // namespace isaac::bench

@@ -256,7 +256,7 @@ int dry_run(std::vector<Job>& jobs, const SweepOptions& o) {
       std::string dropped;
       auto w = std::find_if(earlier.begin(), earlier.end(),
                             [&](const Winner& x) { return problem_name(x.dtype, x.problem) == job.name; });
-      auto seed_sets = search_seeds(job.gemm, limits, so.sm_count, w == earlier.end() ? "" : w->params, &dropped);
+      auto seed_sets = search_seeds(job.gemm, limits, w == earlier.end() ? "" : w->params, &dropped);
       if (!dropped.empty()) fmt::print("    seed: {}\n", dropped);
       no_longer_legal += dropped.find("earlier winner") != std::string::npos;
       std::vector<lower::GemmParams> around = seed_sets;
@@ -450,7 +450,7 @@ int sweep_main(const SweepOptions& o) {
     bool earlier_illegal = false;
     if (job.sample_error.empty()) {
       std::string dropped;
-      auto seeds = search_seeds(job.gemm, limits, info.sm_count,
+      auto seeds = search_seeds(job.gemm, limits,
                                 earlier_winner == winners.end() ? std::string{} : earlier_winner->params, &dropped);
       earlier_illegal = earlier_winner != winners.end() && dropped.find("earlier winner") != std::string::npos;
       if (!dropped.empty()) {

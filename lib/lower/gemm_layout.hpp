@@ -33,12 +33,12 @@ struct GemmLayout {
     if (p.tc == 2) {
       // wgmma's swizzled layouts (TiledKernelBuilder::wgmma_offset) are dense: a stage of A holds
       // ML x U elements, of B NL x U, with no pad. One stage more than TC=1: the wgmma of the
-      // previous stage may still read its buffer.
+      // previous stage may still read its buffer. TMA=1 may run deeper (ST).
       pitch_a = p.ml;
       pitch_b = p.nl;
       stage_a = p.u * p.ml;
       stage_b = p.u * p.nl;
-      stages = p.db ? 4 : 3;
+      stages = p.tma && p.st ? p.st : p.db ? 4 : 3;
     } else if (p.tc) {
       // cp.async copies global rows as they are: a tile whose global contiguous axis is K is kept
       // with rows along M (or N) and read by ldmatrix without .trans. ldmatrix reads 8 rows of 16

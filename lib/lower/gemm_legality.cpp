@@ -121,6 +121,10 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
   if (p.tma && (p.ml > 256 || p.nl > 256))
     return no<Explain>("TMA=1 copies a tile in boxes of at most 256 rows: ML={} and NL={} must not exceed 256", p.ml,
                        p.nl);
+  if (p.st != 0 && (!p.tma || !p.db))
+    return no<Explain>("ST={} sets the depth of a TMA pipeline: it needs TMA=1 and DB=1 (ST=0 otherwise)", p.st);
+  if (p.st != 0 && (p.st < gemm_min_deep_stages || p.st > gemm_max_stages))
+    return no<Explain>("ST={} must be 0 (four stages) or {} to {}", p.st, gemm_min_deep_stages, gemm_max_stages);
   GemmLayout l(dtype, a_trans, b_trans, p);
   if (l.threads % 32) return no<Explain>("(ML/MS)x(NL/NS)xKL = {} threads is not a whole number of warps", l.threads);
   if (l.threads > device.max_threads_per_block)

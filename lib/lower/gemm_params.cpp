@@ -20,7 +20,7 @@ constexpr ParamField<GemmParams> fields[] = {
     {"VA", &GemmParams::va}, {"VB", &GemmParams::vb}, {"LA", &GemmParams::la}, {"LB", &GemmParams::lb},
     {"DB", &GemmParams::db}, {"SW", &GemmParams::sw}, {"ACC", &GemmParams::acc32}, {"TC", &GemmParams::tc},
 };
-constexpr ParamField<GemmParams> optional_fields[] = {{"TMA", &GemmParams::tma}};
+constexpr ParamField<GemmParams> optional_fields[] = {{"TMA", &GemmParams::tma}, {"ST", &GemmParams::st}};
 constexpr auto all_fields = all_param_fields(fields, optional_fields);
 
 }  // namespace

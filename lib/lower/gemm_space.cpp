@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
 #include <string>
 
 namespace isaac::lower {
@@ -45,6 +46,21 @@ void fit_gemm_load_layouts(bool a_trans, bool b_trans, GemmParams& p) {
   };
   p.la = widest(a_trans ? p.u : p.ml, p.va);
   p.lb = widest(b_trans ? p.nl : p.u, p.vb);
+}
+
+void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const DeviceLimits& device) {
+  p.st = 0;
+  if (!p.tma || !p.db) return;
+  const std::int64_t blocks = ((problem.m + p.ml - 1) / p.ml) * ((problem.n + p.nl - 1) / p.nl) * p.kg * problem.batch;
+  if (blocks > device.sm_count) return;
+  const std::int64_t k_tiles = ((problem.k + p.u - 1) / p.u + p.kg - 1) / p.kg;
+  for (int st = int(std::min<std::int64_t>(gemm_max_stages, k_tiles)); st >= gemm_min_deep_stages; --st) {
+    p.st = st;
+    if (gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, p) <=
+        std::min(gemm_deep_pipeline_bytes, device.max_shared_per_block))
+      return;
+  }
+  p.st = 0;
 }
 
 GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device) {
@@ -97,6 +113,7 @@ std::vector<GemmParams> gemm_space(const ir::Gemm& problem, const DeviceLimits& 
   for (GemmParams p : space.bases)
     for (auto [kg, sw] : space.splits_of(p)) {
       p.kg = kg, p.sw = sw;
+      fit_gemm_pipeline_depth(problem, p, device);
       out.push_back(p);
     }
   return out;

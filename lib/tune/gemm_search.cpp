@@ -141,6 +141,7 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     lower::GemmParams p = space.bases[s.id >> 8];
     const auto split = space.splits_of(p)[s.id & 0xff];
     p.kg = split.kg, p.sw = split.sw;
+    lower::fit_gemm_pipeline_depth(problem, p, device);
     sets.push_back(p);
   }
   std::vector<Ranked> ranked;

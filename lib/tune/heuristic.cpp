@@ -7,7 +7,7 @@ namespace isaac::tune {
 
 void fit_load_layouts(const ir::Gemm& g, lower::GemmParams& p) { lower::fit_gemm_load_layouts(g.a_trans, g.b_trans, p); }
 
-lower::GemmParams heuristic_gemm(const ir::Gemm& g, const lower::DeviceLimits& device, int sm_count) {
+lower::GemmParams heuristic_gemm(const ir::Gemm& g, const lower::DeviceLimits& device) {
   struct Shape {
     int ml, nl, ms, ns, u;
   };
@@ -25,7 +25,7 @@ lower::GemmParams heuristic_gemm(const ir::Gemm& g, const lower::DeviceLimits& d
       // Split K across blocks until the grid covers the SMs twice, while each split keeps 8 tiles.
       std::int64_t tiles = ((g.m + p.ml - 1) / p.ml) * ((g.n + p.nl - 1) / p.nl) * g.batch;
       std::int64_t k_tiles = (g.k + p.u - 1) / p.u;
-      while (tiles * p.kg < 2 * sm_count && k_tiles / (2 * p.kg) >= 8) p.kg *= 2;
+      while (tiles * p.kg < 2 * device.sm_count && k_tiles / (2 * p.kg) >= 8) p.kg *= 2;
       for (; p.va >= 1; p.va /= 2) {
         for (p.vb = v; p.vb >= 1; p.vb /= 2) {
           fit_load_layouts(g, p);

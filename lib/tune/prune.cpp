@@ -129,12 +129,13 @@ std::vector<PrunedSet<lower::GemmParams>> prune_gemm_space(const ir::Gemm& probl
   std::vector<PrunedSet<lower::GemmParams>> sets;
   for (const lower::GemmParams& base : space.bases) {
     const int registers = lower::estimate_gemm_registers(problem.dtype, problem.a_trans, problem.b_trans, base);
-    const int shared = lower::gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, base);
     for (auto [kg, sw] : space.splits_of(base)) {
       ++report->legal_sets;
       if (sw != 1) continue;
       lower::GemmParams p = base;
       p.kg = kg;
+      lower::fit_gemm_pipeline_depth(problem, p, device);
+      const int shared = lower::gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, p);
       const Tiling t{p.ml, p.nl, p.ms, p.ns, p.u, p.kl, p.kg};
       sets.push_back({p, resources_of(t, extent, lower::gemm_launch_threads(problem, p), registers, shared, sms)});
     }

@@ -15,6 +15,7 @@ std::vector<lower::GemmParams> grid_split_siblings(const ir::Gemm& problem, cons
     if (std::any_of(out.begin(), out.end(), [&](const lower::GemmParams& o) { return o.kg == kg; })) continue;
     lower::GemmParams p = best;
     p.kg = kg;
+    lower::fit_gemm_pipeline_depth(problem, p, device);  // the grid changed
     if (lower::check_gemm(problem, p, device)) out.push_back(p);
   }
   return out;

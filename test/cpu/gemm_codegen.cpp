@@ -74,7 +74,7 @@ GemmParams with(GemmParams p, const char* text) {
         {"U", &GemmParams::u},   {"KS", &GemmParams::ks}, {"KL", &GemmParams::kl}, {"KG", &GemmParams::kg},
         {"VA", &GemmParams::va}, {"VB", &GemmParams::vb}, {"LA", &GemmParams::la}, {"LB", &GemmParams::lb},
         {"DB", &GemmParams::db}, {"SW", &GemmParams::sw}, {"ACC", &GemmParams::acc32}, {"TC", &GemmParams::tc},
-        {"TMA", &GemmParams::tma}};
+        {"TMA", &GemmParams::tma}, {"ST", &GemmParams::st}};
     auto field = fields.at(key);
     p.*field = one.*field;
   }
@@ -467,6 +467,65 @@ TEST_CASE("TMA=1 is written only where set, and needs TC=2, tiles of at most 256
   CHECK_REJECTED(lower::check_gemm(batched, t), "batch strides of 0 need TMA=0");
 }
 
+TEST_CASE("ST (the depth of a TMA pipeline) is written only where set, and needs TMA=1, DB=1 and 5 to 16 stages") {
+  GemmParams t = lower::parse_gemm_params("ML=64,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,LA=8,LB=8,TC=2,TMA=1");
+  CHECK(t.str().find("ST") == std::string::npos);
+  GemmParams deep = with(t, "ST=12");
+  CHECK(deep.str() == t.str() + ",ST=12");
+  CHECK(lower::parse_gemm_params(deep.str()) == deep);
+  CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, deep, {}));
+  CHECK(lower::gemm_shared_bytes(DType::f16, false, false, deep) == 12 * 16384 + 16 * 12);
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "TMA=0"), {}),
+                 "ST=12 sets the depth of a TMA pipeline: it needs TMA=1 and DB=1");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "DB=0"), {}), "it needs TMA=1 and DB=1");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "ST=4"), {}),
+                 "ST=4 must be 0 (four stages) or 5 to 16");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "ST=17"), {}), "5 to 16");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "ST=16"), {}),
+                 "bytes of shared memory exceed the device's 232448 per block");
+}
+
+// The depths of the experiment (docs/tensor-cores.md): where the grid fits on the SMs one block each,
+// as many stages as fit in 200 KB, no more than the K tiles of a block; four stages elsewhere.
+TEST_CASE("fit_gemm_pipeline_depth deepens TMA pipelines whose grid fits on the SMs one block each") {
+  auto depth = [](const ir::Gemm& g, const char* text, lower::DeviceLimits device = {}) {
+    GemmParams p = lower::parse_gemm_params(text);
+    lower::fit_gemm_pipeline_depth(g, p, device);
+    return p.st;
+  };
+  const char* wide = "ML=64,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,TC=2,TMA=1";  // 16 KB a stage
+  const auto deepbench = ir::dense_gemm(DType::f16, 2560, 128, 2560, false, false);  // 40 x 2 tiles
+  CHECK(depth(deepbench, wide) == 12);
+  CHECK(depth(ir::dense_gemm(DType::f16, 2560, 64, 2560, false, false), "ML=64,NL=32,MS=8,NS=2,U=64,VA=8,VB=8,TC=2,TMA=1") ==
+        16);  // 12 KB a stage
+  CHECK(depth(ir::dense_gemm(DType::f16, 1024, 1024, 1024, false, true), "ML=128,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,TC=2,TMA=1") ==
+        8);  // 128 blocks of 24 KB a stage
+  lower::DeviceLimits eighty;
+  eighty.sm_count = 80;
+  CHECK(depth(deepbench, wide, eighty) == 12);
+  eighty.sm_count = 79;
+  CHECK(depth(deepbench, wide, eighty) == 0);
+  CHECK(depth(deepbench, "ML=64,NL=64,MS=8,NS=4,U=64,KG=2,VA=8,VB=8,TC=2,TMA=1") == 0);  // 160 blocks
+  CHECK(depth(ir::dense_gemm(DType::f16, 2560, 128, 2560, false, false, 2), wide) == 0);  // 160 blocks
+  CHECK(depth(ir::dense_gemm(DType::f16, 2560, 128, 256, false, false), wide) == 0);      // 4 K tiles
+  CHECK(depth(ir::dense_gemm(DType::f16, 2560, 128, 257, false, false), wide) == 5);
+  CHECK(depth(ir::dense_gemm(DType::f16, 2560, 128, 257 * 4, false, false), "ML=64,NL=64,MS=8,NS=4,U=64,KG=2,VA=8,VB=8,TC=2,TMA=1",
+              eighty) == 0);
+  CHECK(depth(ir::dense_gemm(DType::f16, 256, 128, 1280, false, false), "ML=64,NL=64,MS=8,NS=4,U=64,KG=4,VA=8,VB=8,TC=2,TMA=1") ==
+        5);  // 32 blocks, 5 K tiles each
+  CHECK(depth(deepbench, "ML=64,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,DB=0,TC=2,TMA=1") == 0);
+  CHECK(depth(deepbench, "ML=64,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,TC=2") == 0);
+  CHECK(depth(deepbench, "ML=64,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,TC=2,TMA=1,ST=12") == 12);
+  CHECK(depth(ir::dense_gemm(DType::f16, 4096, 4096, 4096, false, false), "ML=64,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,TC=2,TMA=1,ST=12") ==
+        0);  // a set that arrives deep where the rule says four stages is made shallow
+  // Every set of the space follows the rule.
+  for (const GemmParams& p : lower::gemm_space(ir::dense_gemm(DType::f16, 640, 128, 2560, false, false))) {
+    GemmParams fitted = p;
+    lower::fit_gemm_pipeline_depth(ir::dense_gemm(DType::f16, 640, 128, 2560, false, false), fitted);
+    REQUIRE(fitted.st == p.st);
+  }
+}
+
 // The tensor maps the launch builds describe what the kernel copies: each operand as (contiguous
 // axis, other axis, batch); a K-contiguous stage is one box of U x tile rows, an M/N-contiguous one
 // tile / R boxes of R x U, R = 128 bytes of elements (32 NS bytes for B where that is less).
@@ -529,7 +588,10 @@ TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-const
   const Case cases[] = {{"ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1", true},
                         {"ML=128,NL=64,MS=16,NS=4,U=32,VA=8,VB=8,KG=4,TC=2,TMA=1", false},
                         {"ML=64,NL=32,MS=8,NS=2,U=16,VA=8,VB=8,DB=0,TC=2,TMA=1", true},
-                        {"ML=128,NL=256,MS=8,NS=16,U=64,VA=8,VB=8,SW=8,TC=2,TMA=1", false}};
+                        {"ML=128,NL=256,MS=8,NS=16,U=64,VA=8,VB=8,SW=8,TC=2,TMA=1", false},
+                        // Deeper pipelines (ST): 8 stages of 12, and 4 per split of 16 buffers.
+                        {"ML=64,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,TC=2,TMA=1,ST=12", true},
+                        {"ML=64,NL=32,MS=8,NS=2,U=32,KG=4,VA=8,VB=8,TC=2,TMA=1,ST=16", false}};
   for (int layout = 0; layout < 4; ++layout) {
     const bool at = layout & 1, bt = layout & 2;
     auto g = ir::dense_gemm(DType::f16, 512, 512, 512, at, bt);
@@ -550,7 +612,7 @@ TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-const
       CHECK(kernel.threads == launched);
       const std::string main_ptx = ptx.substr(ptx.find(".entry " + kernel.main_name));
       CHECK(main_ptx.find(fmt::format(".maxntid {}, 1, 1", launched)) < main_ptx.find("{"));
-      const int stages = p.db ? 4 : 3;
+      const int stages = p.st ? p.st : p.db ? 4 : 3;
       CHECK(count(ptx, "mbarrier.init.shared::cta.b64") == (c.producer ? 2 : 1) * stages);
       // Copies per stage: one box for a K-contiguous operand, tile / R for the other.
       auto boxes = lower::gemm_tensor_boxes(g, p);

@@ -73,26 +73,19 @@ TEST_CASE("every shipped model loads and is found for its own device without a w
       CHECK((own->model.dtype.empty() || own->model.dtype == ir::name(dtype)));
       CHECK(own->model.features == (template_name == std::string("gemm") ? gemm_feature_names() : conv_feature_names()));
     }
-  // A model of the dtype comes before one of all dtypes: on the H100, CONV f16 and f32 have their own,
-  // and f64 takes the one of all dtypes.
-  for (ir::DType dtype : {ir::DType::f16, ir::DType::f32}) {
-    auto own = find_model("conv", dtype, "NVIDIA H100 80GB HBM3", 90);
-    REQUIRE(own);
-    CHECK(own->model.dtype == ir::name(dtype));
-    CHECK(own->source == fmt::format("shipped model conv-h100-{}", ir::name(dtype)));
-  }
-  auto f64 = find_model("conv", ir::DType::f64, "NVIDIA H100 80GB HBM3", 90);
-  REQUIRE(f64);
-  CHECK(f64->model.dtype.empty());
-  CHECK(f64->source == "shipped model conv-h100");
-  // GEMM: f32 has its own model; f16 and f64 take the one of all dtypes.
-  auto gemm_f32 = find_model("gemm", ir::DType::f32, "NVIDIA H100 80GB HBM3", 90);
-  REQUIRE(gemm_f32);
-  CHECK(gemm_f32->source == "shipped model gemm-h100-f32");
-  for (ir::DType dtype : {ir::DType::f16, ir::DType::f64}) {
-    auto joint = find_model("gemm", dtype, "NVIDIA H100 80GB HBM3", 90);
-    REQUIRE(joint);
-    CHECK(joint->source == "shipped model gemm-h100");
+  // A model of the dtype comes before one of all dtypes: on the H100, CONV and GEMM f16 and f32 have
+  // their own, and f64 takes the one of all dtypes.
+  for (const char* template_name : {"conv", "gemm"}) {
+    for (ir::DType dtype : {ir::DType::f16, ir::DType::f32}) {
+      auto own = find_model(template_name, dtype, "NVIDIA H100 80GB HBM3", 90);
+      REQUIRE(own);
+      CHECK(own->model.dtype == ir::name(dtype));
+      CHECK(own->source == fmt::format("shipped model {}-h100-{}", template_name, ir::name(dtype)));
+    }
+    auto f64 = find_model(template_name, ir::DType::f64, "NVIDIA H100 80GB HBM3", 90);
+    REQUIRE(f64);
+    CHECK(f64->model.dtype.empty());
+    CHECK(f64->source == fmt::format("shipped model {}-h100", template_name));
   }
 }
 

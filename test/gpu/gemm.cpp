@@ -15,6 +15,7 @@
 #include <chrono>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 using namespace isaac;
@@ -124,6 +125,14 @@ std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
+// A TC=2 problem of the shape: the contiguous extents rounded up to multiples of 8 for the 16-byte
+// copies, the others left awkward.
+ir::Gemm wgmma_problem(const Shape& s, bool at, bool bt) {
+  auto round8 = [](std::int64_t x) { return (x + 7) / 8 * 8; };
+  return padded(ir::DType::f16, at ? s.m : round8(s.m), bt ? round8(s.n) : s.n, at || !bt ? round8(s.k) : s.k, at, bt,
+                s.batch, s.pad);
+}
+
 // TC=2 (wgmma, sm_90 only) f16 kernels: random TC=2 sets for every layout at awkward sizes, with KG
 // splits in both modes. Their 16-byte copies need contiguous extents and leading dimensions that are
 // multiples of 8: those extents are rounded up, the others stay awkward. With `tma`, sets with TMA=1,
@@ -137,17 +146,16 @@ std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits, bool tma =
       {1, 1, 1, 1, 0},       {37, 53, 61, 1, 0},   {65, 17, 33, 1, 8},    {128, 128, 1, 1, 0},  {31, 29, 60000, 1, 0},
       {257, 129, 97, 1, 0}, {64, 64, 128, 3, 8}, {129, 65, 2053, 1, 0}, {200, 264, 72, 1, 0},
   };
-  auto round8 = [](std::int64_t x) { return (x + 7) / 8 * 8; };
   for (int layout = 0; layout < 4; ++layout)
     for (const Shape& s : shapes) {
       bool at = layout & 1, bt = layout & 2;
-      ir::Gemm g = padded(ir::DType::f16, at ? s.m : round8(s.m), bt ? round8(s.n) : s.n,
-                          at || !bt ? round8(s.k) : s.k, at, bt, s.batch, s.pad);
+      const ir::Gemm g = wgmma_problem(s, at, bt);
       std::vector<lower::GemmParams> wgmma;
       // The space's TC=2 sets copy with TMA; some of them need it (their LA and LB do not tile a
       // cp.async copy), so the cp.async family keeps those legal without it.
       for (auto p : lower::gemm_space(g, limits)) {
         p.tma = tma;
+        lower::fit_gemm_pipeline_depth(g, p, limits);
         if (p.tc == 2 && lower::gemm_legal(g, p, limits)) wgmma.push_back(p);
       }
       REQUIRE_MESSAGE(!wgmma.empty(), "no TC=2 parameters for " << ir::to_string(g));
@@ -155,9 +163,44 @@ std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits, bool tma =
       for (int i = 0; i < 3; ++i) cases.push_back({g, 1.25, i % 2 ? 0.0 : -0.75, any(), lower::SplitMode::atomic});
       auto split = any();
       split.kg = 4;
+      lower::fit_gemm_pipeline_depth(g, split, limits);
       if (lower::check_gemm(g, split, limits))
         for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
           cases.push_back({g, -0.5, 0.5, split, mode});
+    }
+  return cases;
+}
+
+// TMA=1 pipelines deeper than four stages (ST), at depths the rule picks and others: 5, 8, 13 and 16
+// buffers, more than a block's K tiles (K = 97, 128) or fewer (2053, 60000: with a producer warp),
+// with KG = 2 in both modes, in every layout.
+std::vector<Case> make_deep_pipeline_cases(const lower::DeviceLimits& limits) {
+  std::vector<Case> cases;
+  if (limits.sm != 90) return cases;
+  std::mt19937_64 rng(91);
+  const Shape shapes[] = {{129, 65, 2053, 1, 0}, {257, 129, 97, 1, 0}, {64, 64, 128, 3, 8}, {31, 29, 60000, 1, 0}};
+  for (int layout = 0; layout < 4; ++layout)
+    for (const Shape& s : shapes) {
+      bool at = layout & 1, bt = layout & 2;
+      const ir::Gemm g = wgmma_problem(s, at, bt);
+      std::vector<lower::GemmParams> tma;
+      for (const auto& p : lower::gemm_space(g, limits))
+        if (p.tma && p.db) tma.push_back(p);
+      REQUIRE_MESSAGE(!tma.empty(), "no TMA=1 DB=1 parameters for " << ir::to_string(g));
+      for (int pick = 0; pick < 2; ++pick) {
+        lower::GemmParams p = tma[std::uniform_int_distribution<size_t>(0, tma.size() - 1)(rng)];
+        for (int st : {5, 8, 13, 16}) {
+          p.st = st;
+          if (!lower::gemm_legal(g, p, limits)) continue;  // the footprint of 13 or 16 stages of a large tile
+          cases.push_back({g, 1.25, st % 2 ? 0.0 : -0.75, p, lower::SplitMode::atomic});
+          if (st != 8) continue;
+          lower::GemmParams split = p;
+          split.kg = 2;
+          if (lower::check_gemm(g, split, limits))
+            for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
+              cases.push_back({g, -0.5, 0.5, split, mode});
+        }
+      }
     }
   return cases;
 }
@@ -281,6 +324,19 @@ TEST_CASE("GEMM TC=2 TMA=1: f16 wgmma kernels fed by the Tensor Memory Accelerat
   compile_and_check(make_wgmma_cases(limits, true));
 }
 
+TEST_CASE("GEMM TC=2 TMA=1 ST: deeper TMA pipelines match the float64 reference at every depth") {
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm != 90) {
+    MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
+    return;
+  }
+  const auto cases = make_deep_pipeline_cases(limits);
+  std::set<int> depths;
+  for (const Case& c : cases) depths.insert(c.params.st);
+  CHECK(depths == std::set<int>{5, 8, 13, 16});
+  compile_and_check(cases);
+}
+
 // A twelfth of the cases (and a sixth of the TC=1, TC=2 and TMA=1 cases), small enough to run under compute-sanitizer:
 //   compute-sanitizer --tool memcheck test_gpu_gemm -tc="*sample*"
 TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
@@ -298,6 +354,9 @@ TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
   auto tma = make_wgmma_cases(limits, true);
   for (size_t i = 3; i < tma.size(); i += 6)
     if (tma[i].problem.k < 10000) sample.push_back(tma[i]);
+  auto deep = make_deep_pipeline_cases(limits);
+  for (size_t i = 1; i < deep.size(); i += 6)
+    if (deep[i].problem.k < 10000) sample.push_back(deep[i]);
   compile_and_check(sample);
 }
 

@@ -183,10 +183,10 @@ TEST_CASE("runtime autotuning: a bucket's winner that does not fit a member fall
   // The member has M = 117 rows (lda odd): the bucket's winner, made for M = 128, loads A by 4.
   const ir::Gemm member = ir::dense_gemm(ir::DType::f32, 117, 40, 100, false, false);
   const ir::Gemm first = ir::dense_gemm(ir::DType::f32, 128, 40, 100, false, false);
-  lower::GemmParams wide = tune::heuristic_gemm(first, limits, info.sm_count);
+  lower::GemmParams wide = tune::heuristic_gemm(first, limits);
   REQUIRE(wide.va > 1);
   REQUIRE(!lower::gemm_legal(member, wide, limits));
-  const lower::GemmParams narrow = tune::heuristic_gemm(member, limits, info.sm_count);
+  const lower::GemmParams narrow = tune::heuristic_gemm(member, limits);
   REQUIRE(lower::gemm_legal(member, narrow, limits));
   // Bucket keys distinct from anything else this process tunes (no tile flag here).
   TuningOptions options;

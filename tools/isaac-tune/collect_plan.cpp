@@ -144,6 +144,7 @@ PlanRow Plan::next() {
   } else {
     row.params = samplers_.at(shape_.dtype).sample(shape_, sample_rng_, options_.max_proposals);
   }
+  if (row.params) lower::fit_gemm_pipeline_depth(shape_, *row.params, options_.device);
   ++next_;
   return row;
 }

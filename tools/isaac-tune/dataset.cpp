@@ -58,7 +58,7 @@ std::vector<std::string> read_lines(const std::string& path) {
 
 }  // namespace
 
-Dataset load_one(const std::string& path, const std::string& dtype);
+Dataset load_one(const std::string& path, const std::string& dtype, const lower::DeviceLimits& device);
 
 std::vector<std::string> Dataset::jobs() const {
   std::set<std::string> set;
@@ -66,18 +66,21 @@ std::vector<std::string> Dataset::jobs() const {
   return {set.begin(), set.end()};
 }
 
-Dataset load_dataset(const std::string& paths, const std::string& dtype) {
+Dataset load_dataset(const std::string& paths, const std::string& dtype, int sm_count) {
+  lower::DeviceLimits device;
+  device.sm_count = sm_count;
   Dataset data;
   size_t pos = 0;
   while (pos <= paths.size()) {
     const size_t comma = std::min(paths.find(',', pos), paths.size());
-    Dataset part = load_one(paths.substr(pos, comma - pos), dtype);
+    Dataset part = load_one(paths.substr(pos, comma - pos), dtype, device);
     if (!data.template_name.empty() && part.template_name != data.template_name)
       throw InvalidArgument(fmt::format("{} holds {} rows, the files before it {} rows: give one template at a time",
                                         paths.substr(pos, comma - pos), part.template_name, data.template_name));
     data.template_name = part.template_name;
     data.samples.features = part.samples.features;
     data.rows.insert(data.rows.end(), part.rows.begin(), part.rows.end());
+    data.other_depth += part.other_depth;
     data.samples.x.insert(data.samples.x.end(), part.samples.x.begin(), part.samples.x.end());
     data.samples.y.insert(data.samples.y.end(), part.samples.y.begin(), part.samples.y.end());
     pos = comma + 1;
@@ -86,7 +89,7 @@ Dataset load_dataset(const std::string& paths, const std::string& dtype) {
   return data;
 }
 
-Dataset load_one(const std::string& path, const std::string& dtype) {
+Dataset load_one(const std::string& path, const std::string& dtype, const lower::DeviceLimits& device) {
   const auto lines = read_lines(path);
   Dataset data;
   std::size_t measured = 0;
@@ -142,6 +145,12 @@ Dataset load_one(const std::string& path, const std::string& dtype) {
         const ir::Gemm g = ir::dense_gemm(t, std::stoll(get("m")), std::stoll(get("n")), std::stoll(get("k")),
                                           get("at") == "1", get("bt") == "1");
         const lower::GemmParams params = lower::parse_gemm_params(get("params"));
+        lower::GemmParams fitted = params;
+        lower::fit_gemm_pipeline_depth(g, fitted, device);
+        if (fitted.st != params.st) {
+          ++data.other_depth;
+          continue;
+        }
         f = gemm_features(g, params);
         row.tiling = tiling_of(params);
         row.job = fmt::format("{} {} {} {} {} {}{}", get("dtype"), suite, get("m"), get("n"), get("k"), get("at"),

@@ -23,12 +23,17 @@ struct Dataset {
   std::string template_name;  // "gemm" or "conv", from the columns of the files
   std::vector<Row> rows;  // status=ok rows with a positive TFLOP/s only
   Samples samples;        // gemm_features of each row; y = log(TFLOP/s)
+  // GEMM rows left out: their set would now run at another TMA pipeline depth (ST) on a GPU of the
+  // given SM count, so their timing is of a kernel the searches no longer run (rows of collections
+  // made before 0.1.15, whose small grids ran four stages).
+  std::size_t other_depth = 0;
   std::vector<std::string> jobs() const;
 };
 
 // Reads CSVs with a header naming the columns above, several separated by commas (all of one
 // template); a path ending in .xz is read through `xz -dc`. A non-empty `dtype` keeps only
-// its rows. Throws InvalidArgument naming the file and line.
-Dataset load_dataset(const std::string& paths, const std::string& dtype = "");
+// its rows; `sm_count` is the measuring GPU's (Dataset::other_depth). Throws InvalidArgument naming
+// the file and line.
+Dataset load_dataset(const std::string& paths, const std::string& dtype = "", int sm_count = 132);
 
 }  // namespace isaac::tune::cli

@@ -323,7 +323,7 @@ struct Chooser {
       return {ranked[0].params, fmt::format("model top-1 without a GPU ({}, predicted {:.2f} TFLOP/s, not measured)",
                                             m->source, ranked[0].predicted_tflops)};
     }
-    return {heuristic_gemm(e.problem, limits, flags.sm_count), "heuristic: " + no_model(e.dtype)};
+    return {heuristic_gemm(e.problem, limits), "heuristic: " + no_model(e.dtype)};
   }
 
   Choice generic(const Entry& e) const {
@@ -334,7 +334,7 @@ struct Chooser {
         if (r.params.kg == 1)
           return {r.params, fmt::format("model top-1 without a GPU ({}; {}, not measured)", restriction, m->source)};
     }
-    lower::GemmParams p = heuristic_gemm(g, limits, flags.sm_count);
+    lower::GemmParams p = heuristic_gemm(g, limits);
     p.kg = 1;
     return {p, fmt::format("heuristic ({}): {}", restriction, no_model(e.dtype))};
   }
@@ -1198,6 +1198,7 @@ int run_export(const ExportFlags& flags) {
   } else {
     target = lower::parse_target(flags.sm.empty() ? "90" : flags.sm);
     chooser.limits = limits_for(target.sm);
+    chooser.limits.sm_count = flags.sm_count;
   }
 
   // Exact shapes first in each function: the header tries its entries in order.
@@ -1252,7 +1253,7 @@ void add_export_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--sm", flags->sm, "target architecture, e.g. 90, 80 or sm_90a (default 90; with --gpu, the GPU's)");
   cmd->add_option("--device", flags->device, "without --gpu: the GPU whose performance model chooses the parameters")
       ->capture_default_str();
-  cmd->add_option("--sm-count", flags->sm_count, "without --gpu: that GPU's SMs, for the heuristic's K split")
+  cmd->add_option("--sm-count", flags->sm_count, "without --gpu: that GPU's SMs, for the heuristic's K split and the TMA pipelines' depth")
       ->capture_default_str();
   cmd->add_flag("--gpu", flags->gpu, "tune each exact shape on GPU 0 (the model's top k re-benchmarked, or the tuning "
                                      "database's decision)");

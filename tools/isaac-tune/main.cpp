@@ -45,6 +45,7 @@ struct TrainFlags {
   double learning_rate = 1e-3;
   double lr_decay = 0.99;
   std::uint64_t seed = 1;
+  int sm_count = 132;
 };
 
 void add_train_flags(CLI::App* app, TrainFlags& f) {
@@ -53,6 +54,10 @@ void add_train_flags(CLI::App* app, TrainFlags& f) {
   app->add_option("--lr", f.learning_rate, "Adam learning rate")->capture_default_str();
   app->add_option("--lr-decay", f.lr_decay, "learning rate factor after each epoch")->capture_default_str();
   app->add_option("--seed", f.seed, "weights and shuffling")->capture_default_str();
+  app->add_option("--sm-count", f.sm_count,
+                  "SMs of the GPU the data was measured on: GEMM rows whose set this version would run at another TMA "
+                  "pipeline depth there (fit_gemm_pipeline_depth) are left out")
+      ->capture_default_str();
 }
 
 tune::TrainOptions options_of(const TrainFlags& f, int epochs) {
@@ -146,13 +151,21 @@ void print_ranking_table(const std::vector<Ranking>& ranks) {
                r.top1 / r.best, r.top10 / r.best, r.spread10 / r.best);
 }
 
+void print_loaded(const std::string& data_path, const Dataset& data) {
+  fmt::print(stderr, "{}: {} measured rows, {} jobs", data_path, data.rows.size(), data.jobs().size());
+  if (data.other_depth)
+    fmt::print(stderr, "; {} rows left out: timed at a TMA pipeline depth this version no longer runs their set at",
+               data.other_depth);
+  fmt::print(stderr, "\n");
+}
+
 // With an ensemble of N, N networks with seeds seed, seed + 1, ... are trained on the same rows and
 // written as one (tune/ensemble.hpp).
 int cmd_train(const std::string& data_path, const std::string& hidden_text, const TrainFlags& f, int ensemble,
               const std::string& out, const std::string& device, int compute_capability, const std::string& dtype) {
   if (ensemble < 1) throw InvalidArgument(fmt::format("--ensemble {}: it needs at least one network", ensemble));
-  const Dataset data = load_dataset(data_path, dtype);
-  fmt::print(stderr, "{}: {} measured rows, {} jobs\n", data_path, data.rows.size(), data.jobs().size());
+  const Dataset data = load_dataset(data_path, dtype, f.sm_count);
+  print_loaded(data_path, data);
   const auto hidden = tune::parse_hidden(hidden_text);
   if (ensemble > 1 && hidden.empty()) throw InvalidArgument("--ensemble needs hidden layers (--hidden)");
   tune::Model model;
@@ -242,8 +255,8 @@ std::vector<int> assign_folds(const Dataset& data, int folds, const std::string&
 int cmd_cv(const std::string& data_path, const std::string& dtype, const std::string& arch_text, int folds,
            const std::string& split, const std::string& sizes_text, const TrainFlags& f, const std::string& csv_path,
            bool table) {
-  const Dataset data = load_dataset(data_path, dtype);
-  fmt::print(stderr, "{}: {} measured rows, {} jobs\n", data_path, data.rows.size(), data.jobs().size());
+  const Dataset data = load_dataset(data_path, dtype, f.sm_count);
+  print_loaded(data_path, data);
   if (folds < 2) throw InvalidArgument(fmt::format("--folds {}: at least 2", folds));
   const auto archs = parse_architectures(arch_text);
   const auto fold = assign_folds(data, folds, split, f.seed);

@@ -35,6 +35,10 @@ struct GemmParams {
   // of every thread copying 16-byte vectors with cp.async. The kernel then takes two tensor maps.
   // Written in the text form only when set.
   int tma = 0;
+  // ST (TMA=1, DB=1): the stages of the pipeline, 5 to 16 (0: four). A deeper pipeline keeps more
+  // copies in flight; its shared memory leaves fewer blocks per SM, so it pays where the grid is one
+  // wave anyway (fit_gemm_pipeline_depth, docs/tensor-cores.md). Written in the text form only when set.
+  int st = 0;
 
   int threads() const { return (ml / ms) * (nl / ns) * kl; }
   // "ML=64,NL=64,MS=4,NS=4,U=8,KS=1,KL=1,KG=1,VA=1,VB=1,LA=16,LB=16,DB=1,SW=1,ACC=32,TC=0"
@@ -53,6 +57,7 @@ struct DeviceLimits {
   int max_shared_per_block = 227 * 1024;  // the opt-in limit
   int registers_per_block = 65536;
   int max_registers_per_thread = 255;
+  int sm_count = 132;  // what fit_gemm_pipeline_depth compares the grid with
 };
 
 struct Legality {
@@ -138,6 +143,19 @@ GemmKernel emit_gemm(const ir::Gemm& problem, const GemmParams& p, const Target&
 // Fills in LA and LB with the widest legal layout along each operand's contiguous axis (what the
 // search space uses: the load layouts are not searched).
 void fit_gemm_load_layouts(bool a_trans, bool b_trans, GemmParams& p);
+
+// The TMA pipelines deeper than four stages, as measured on the H100 (docs/tensor-cores.md): from 4
+// stages to as many as fit in 200 KB, f16 2560x128x2560 ran 1.35x as fast on 80 blocks, while grids
+// that the larger footprint pushed into a second wave ran down to 0.6x as fast. The 200 KB leave
+// the rest of the SM's 256 KB of L1 and shared memory as cache, as in that experiment.
+inline constexpr int gemm_min_deep_stages = 5, gemm_max_stages = 16;
+inline constexpr int gemm_deep_pipeline_bytes = 200 * 1024;
+// Sets ST for a TMA=1 DB=1 set whose grid (tiles x KG x batch) fits on the device's SMs one block
+// each: the most stages, up to gemm_max_stages and the K tiles a block reads, whose shared memory
+// fits in gemm_deep_pipeline_bytes and the device's limit. Every other set gets ST=0. The searches,
+// the sweeps and the samplers apply it to every set they draw, after its split: the model does not
+// see ST, which follows from the other parameters, the problem and the device.
+void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const DeviceLimits& device = {});
 
 // The template's search space for a problem, in two levels: every legal "base" set (KG = 1, SW = 1)
 // and the KG and SW values each base set allows. Given a legal base set, whether a KG is legal

@@ -8,7 +8,7 @@
 namespace isaac::tune {
 
 // Always returns a legal set (for any problem check_gemm can accept with scalar loads).
-lower::GemmParams heuristic_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, int sm_count = 132);
+lower::GemmParams heuristic_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device);
 
 // Fills in LA and LB with the widest legal layout along each operand's contiguous axis.
 void fit_load_layouts(const ir::Gemm& problem, lower::GemmParams& p);
