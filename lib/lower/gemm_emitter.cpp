@@ -599,7 +599,7 @@ void GemmEmitter::emit_reduce() {
 
 GemmGrid gemm_grid(const ir::Gemm& g, const GemmParams& p, SplitMode mode) {
   GemmGrid grid;
-  auto tiles = ((g.m + p.ml - 1) / p.ml) * ((g.n + p.nl - 1) / p.nl);
+  const auto tiles = gemm_block_tiles(g, p);
   grid.main = {static_cast<unsigned>(tiles), static_cast<unsigned>(p.kg), static_cast<unsigned>(g.batch)};
   const int chunk = gemm_prepare_chunk(g.dtype);
   const auto chunks = (g.m + chunk - 1) / chunk * g.n;

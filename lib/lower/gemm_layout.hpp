@@ -5,6 +5,7 @@
 #include <isaac/lower/gemm.hpp>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace isaac::lower {
 
@@ -105,6 +106,14 @@ struct GemmLayout {
     return std::min(128, (k_contiguous ? p.u : mn_per_instruction) * elem);
   }
 };
+
+// The block tiles of C (the main grid's x) and the K tiles that one block of a KG split reads.
+inline std::int64_t gemm_block_tiles(const ir::Gemm& g, const GemmParams& p) {
+  return ((g.m + p.ml - 1) / p.ml) * ((g.n + p.nl - 1) / p.nl);
+}
+inline std::int64_t gemm_k_tiles_per_block(const ir::Gemm& g, const GemmParams& p) {
+  return ((g.k + p.u - 1) / p.u + p.kg - 1) / p.kg;
+}
 
 // TMA=1: whether a producer warp of its own, launched after the consumers, issues the copies
 // (TiledKernelBuilder::main_loop_tma). Where it leaves the consumers their registers (a scheduler

@@ -76,7 +76,7 @@ int estimate_registers(const RegisterDemand& d) {
 bool tma_producer_warp(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
   if (!p.tma) return false;
   const GemmLayout l(g.dtype, g.a_trans, g.b_trans, p);
-  const std::int64_t stages = ((g.k + p.u - 1) / p.u + p.kg - 1) / p.kg;
+  const std::int64_t stages = gemm_k_tiles_per_block(g, p);
   return stages >= tma_producer_min_stages && l.threads + 32 <= device.max_threads_per_block &&
          estimate_registers(register_demand(l, g.dtype, p)) + register_margin <= register_budget(l.threads + 32, device);
 }
@@ -197,7 +197,7 @@ Legality check_problem(const ir::Gemm& g, const GemmParams& p, const DeviceLimit
   if (p.kg > 1 && p.kg > k_tiles)
     return no<Explain>("KG={} splits K={} into more pieces than its {} tiles of U={}", p.kg, g.k, k_tiles, p.u);
   if (p.kg > 65535 || g.batch > 65535) return no<Explain>("KG and the batch count are limited to 65535 (grid y and z)");
-  std::int64_t tiles = ((g.m + p.ml - 1) / p.ml) * ((g.n + p.nl - 1) / p.nl);
+  const std::int64_t tiles = gemm_block_tiles(g, p);
   if (tiles > 0x7fffffff) return no<Explain>("{} tiles exceed the grid's x limit", tiles);
   if (g.m > 0x7fffffff || g.n > 0x7fffffff || g.k > 0x7fffffff) return no<Explain>("M, N and K must each fit in 32 bits");
   return {};

@@ -1,3 +1,5 @@
+#include "lower/gemm_layout.hpp"
+
 #include <isaac/error.hpp>
 #include <isaac/lower/gemm.hpp>
 
@@ -51,9 +53,8 @@ void fit_gemm_load_layouts(bool a_trans, bool b_trans, GemmParams& p) {
 void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const DeviceLimits& device) {
   p.st = 0;
   if (!p.tma || !p.db) return;
-  const std::int64_t blocks = ((problem.m + p.ml - 1) / p.ml) * ((problem.n + p.nl - 1) / p.nl) * p.kg * problem.batch;
-  if (blocks > device.sm_count) return;
-  const std::int64_t k_tiles = ((problem.k + p.u - 1) / p.u + p.kg - 1) / p.kg;
+  if (gemm_block_tiles(problem, p) * p.kg * problem.batch > device.sm_count) return;
+  const std::int64_t k_tiles = gemm_k_tiles_per_block(problem, p);
   for (int st = int(std::min<std::int64_t>(gemm_max_stages, k_tiles)); st >= gemm_min_deep_stages; --st) {
     p.st = st;
     if (gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, p) <=
