@@ -129,6 +129,8 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "the winners against cuBLAS (Google Benchmark); writes the results CSV");
   run->add_option("--winners", ro.winners, "winners CSV of the sweep")->capture_default_str();
   run->add_option("--csv", ro.csv, "results CSV")->capture_default_str();
+  run->add_option("--floor-csv", ro.floor_csv, "CSV of each row's memory floor, beside isaac and cuBLAS")
+      ->capture_default_str();
   run->add_option("--dtypes", ro.dtypes, "comma-separated dtypes")->capture_default_str();
   run->add_option("--repeats", ro.repeats, "timed runs per benchmark (median)")->capture_default_str();
   run->add_option("--lt-algorithms", ro.lt_algorithms, "cuBLASLt heuristic algorithms to time")->capture_default_str();

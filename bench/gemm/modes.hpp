@@ -42,6 +42,7 @@ struct SweepOptions {
 struct RunOptions {
   std::string winners = "bench/results/gemm-sweep-winners.csv";
   std::string csv = "bench/results/h100-gemm.csv";
+  std::string floor_csv = "bench/results/h100-gemm-floor.csv";
   std::string dtypes = "f32,f16,f64";
   int repeats = 30;
   int lt_algorithms = 8;

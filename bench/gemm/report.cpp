@@ -42,24 +42,37 @@ std::string format_report_csv(const std::string& comment, const std::vector<Repo
   return out;
 }
 
+std::string format_floor_csv(const std::string& comment, const std::vector<ReportRow>& rows) {
+  std::string out = "# " + comment + "\n";
+  out += "dtype,suite,m,n,k,at,bt,bytes,floor_tflops,isaac_tflops,cublas_tflops,roofline_tflops\n";
+  for (const auto& r : rows)
+    out += fmt::format("{},{},{},{},{},{},{},{:.0f},{},{},{},{}\n", ir::name(r.dtype), csv_field(r.problem.suite),
+                       r.problem.m, r.problem.n, r.problem.k, int(r.problem.at), int(r.problem.bt),
+                       minimal_bytes(r.problem, r.dtype), figure(r.floor_tflops), figure(r.isaac_tflops),
+                       figure(r.cublas_tflops), figure(r.roofline_tflops));
+  return out;
+}
+
 int print_report(const std::vector<ReportRow>& rows, const Ceilings& ceilings) {
   int missing = 0;
-  fmt::print("\n{:<4} {:<12} {:>17} {:<2} {:>9} {:>9} {:>7} {:>9} {:>6} {:>6} {:>3} {:>9}  {}\n", "type", "suite",
-             "m x n x k", "", "isaac", "cuBLAS", "ratio", "roofline", "isaac", "cuBLAS", "bw", "rel.err", "params");
-  fmt::print("{:<4} {:<12} {:>17} {:<2} {:>9} {:>9} {:>7} {:>9} {:>6} {:>6} {:>3} {:>9}\n", "", "", "", "", "TFLOP/s",
-             "TFLOP/s", "", "TFLOP/s", "%roof", "%roof", "", "(isaac)");
+  fmt::print("\n{:<4} {:<12} {:>17} {:<2} {:>9} {:>9} {:>7} {:>9} {:>6} {:>6} {:>3} {:>9} {:>9}  {}\n", "type",
+             "suite", "m x n x k", "", "isaac", "cuBLAS", "ratio", "roofline", "isaac", "cuBLAS", "bw", "floor",
+             "rel.err", "params");
+  fmt::print("{:<4} {:<12} {:>17} {:<2} {:>9} {:>9} {:>7} {:>9} {:>6} {:>6} {:>3} {:>9} {:>9}\n", "", "", "", "",
+             "TFLOP/s", "TFLOP/s", "", "TFLOP/s", "%roof", "%roof", "", "TFLOP/s", "(isaac)");
   for (const auto& r : rows) {
     bool both = r.isaac_tflops > 0 && r.cublas_tflops > 0;
     missing += !both;
     auto pct = [&](double v) {
       return v > 0 && r.roofline_tflops > 0 ? fmt::format("{:.0f}", 100 * v / r.roofline_tflops) : std::string("-");
     };
-    fmt::print("{:<4} {:<12} {:>17} {:<2} {:>9} {:>9} {:>7} {:>9.2f} {:>6} {:>6} {:>3} {:>9}  {}\n", ir::name(r.dtype),
-               r.problem.suite, r.problem.shape(), r.problem.layout(),
+    fmt::print("{:<4} {:<12} {:>17} {:<2} {:>9} {:>9} {:>7} {:>9.2f} {:>6} {:>6} {:>3} {:>9} {:>9}  {}\n",
+               ir::name(r.dtype), r.problem.suite, r.problem.shape(), r.problem.layout(),
                r.isaac_tflops > 0 ? fmt::format("{:.2f}", r.isaac_tflops) : "FAILED",
                r.cublas_tflops > 0 ? fmt::format("{:.2f}", r.cublas_tflops) : "FAILED",
                both ? fmt::format("{:.2f}x", r.isaac_tflops / r.cublas_tflops) : "-", r.roofline_tflops,
                pct(r.isaac_tflops), pct(r.cublas_tflops), r.bandwidth_bound ? "yes" : "",
+               r.floor_tflops > 0 ? fmt::format("{:.2f}", r.floor_tflops) : "-",
                r.rel_error >= 0 ? fmt::format("{:.1e}", r.rel_error) : "-", r.params);
     if (!r.isaac_error.empty()) fmt::print("     isaac failed: {}\n", r.isaac_error);
     if (!r.cublas_error.empty()) fmt::print("     cuBLAS failed: {}\n", r.cublas_error);
@@ -82,6 +95,22 @@ int print_report(const std::vector<ReportRow>& rows, const Ceilings& ceilings) {
     }
     fmt::print("  {}: DeepBench+ICA+LAPACK {}; LINPACK {} (2048 and 4096: {}); bandwidth-bound rows {}\n", ir::name(d),
                paper.str(), linpack.str(), linpack_large.str(), bandwidth.str());
+  }
+
+  // What the bandwidth-bound rows leave to gain: no kernel beats the memory floor, so floor / cuBLAS is
+  // the most any could be ahead of cuBLAS there.
+  fmt::print("\nBandwidth-bound rows against the memory floor (one kernel reading A and B and writing C once, "
+             "timed the same way), geometric means:\n");
+  for (ir::DType d : dtypes) {
+    Mean isaac, cublas, headroom;
+    for (const auto& r : rows) {
+      if (r.dtype != d || !r.bandwidth_bound || !(r.floor_tflops > 0)) continue;
+      if (r.isaac_tflops > 0) isaac.add(r.isaac_tflops / r.floor_tflops);
+      if (r.cublas_tflops > 0) cublas.add(r.cublas_tflops / r.floor_tflops), headroom.add(r.floor_tflops / r.cublas_tflops);
+    }
+    if (headroom.n)
+      fmt::print("  {}: isaac/floor {}, cuBLAS/floor {}; floor/cuBLAS (the most a kernel could gain over cuBLAS) {}\n",
+                 ir::name(d), isaac.str(), cublas.str(), headroom.str());
   }
 
   // The targets on the H100.

@@ -5,12 +5,15 @@
 //   cublas/<dtype>/<suite>/<m>x<n>x<k>/<layout>   the best of cublasGemmEx and cuBLASLt's heuristic list
 // Each benchmark runs once (Iterations(1)) and reports as its manual time the median of --repeats timed
 // runs (CUDA events, L2 flushed before each), with the counter TFLOP/s. Before them, the two ceilings
-// are measured in the same process (ceilings.hpp). Then the CSV and the table of report.hpp.
+// are measured in the same process (ceilings.hpp). A third benchmark per row,
+//   floor/<dtype>/<suite>/<m>x<n>x<k>/<layout>    one kernel that reads A and B and writes C once
+// times the row's memory floor (memory_floor.hpp). Then the CSVs and the table of report.hpp.
 #include "ceilings.hpp"
 #include "compile_pool.hpp"
 #include "csv.hpp"
 #include "cublas.hpp"
 #include "google_benchmark.hpp"
+#include "memory_floor.hpp"
 #include "modes.hpp"
 #include "operands.hpp"
 #include "problems.hpp"
@@ -45,6 +48,7 @@ struct Shared {
   const RunOptions& options;
   Cublas& cublas;
   runtime::Stream& stream;
+  const MemoryFloor* floor;  // null where it could not be loaded
 };
 
 Operands& operands_of(Row& row, Shared& s) {
@@ -118,6 +122,24 @@ void bench_cublas(benchmark::State& state, Row& row, Shared& s) {
   state.counters["roofline"] = row.report.roofline_tflops;
   state.counters["rel_err"] = row.report.cublas_rel_error;
   state.SetLabel(row.report.cublas_which);
+}
+
+void bench_floor(benchmark::State& state, Row& row, Shared& s) {
+  const Problem& p = row.winner.problem;
+  const double element = double(ir::size_of(row.winner.dtype));
+  double ms = 0;
+  try {
+    if (!s.floor) throw BenchError("the memory floor's kernel did not load (see above)");
+    ms = s.floor->median_ms(std::size_t(element * double(p.m * p.k + p.k * p.n)), std::size_t(element * double(p.m * p.n)),
+                            s.stream, s.options.repeats);
+  } catch (const std::exception& e) {
+    state.SkipWithError(one_line(e.what()).c_str());
+    return;
+  }
+  for ([[maybe_unused]] auto _ : state) state.SetIterationTime(ms * 1e-3);
+  row.report.floor_tflops = p.flops() / (ms * 1e-3) / 1e12;
+  state.counters["TFLOP/s"] = row.report.floor_tflops;
+  state.counters["roofline"] = row.report.roofline_tflops;
 }
 
 std::string utc_now() {
@@ -231,7 +253,14 @@ int run_main(const RunOptions& o) {
     row->report.bandwidth_bound = ceilings.bandwidth_bound(row->winner.dtype, flops, bytes);
   }
 
-  Shared shared{o, cublas, stream};
+  std::optional<MemoryFloor> floor;
+  try {
+    floor.emplace(info.sm_count);
+  } catch (const std::exception& e) {
+    ++ceiling_failures;
+    fmt::print("memory floor: FAILED: {}\n", e.what());
+  }
+  Shared shared{o, cublas, stream, floor ? &*floor : nullptr};
   for (auto& row : rows) {
     std::string name = problem_name(row->winner.dtype, row->winner.problem);
     Row* r = row.get();
@@ -242,6 +271,11 @@ int run_main(const RunOptions& o) {
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("cublas/" + name).c_str(),
                                  [r, &shared](benchmark::State& st) { bench_cublas(st, *r, shared); })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("floor/" + name).c_str(),
+                                 [r, &shared](benchmark::State& st) { bench_floor(st, *r, shared); })
         ->UseManualTime()
         ->Iterations(1)
         ->Unit(benchmark::kMicrosecond);
@@ -266,8 +300,12 @@ int run_main(const RunOptions& o) {
   std::vector<ReportRow> report;
   for (const auto& row : rows) report.push_back(row->report);
   write_file(o.csv, format_report_csv(comment, report));
+  write_file(o.floor_csv,
+             format_floor_csv(comment + "; floor = one kernel reading A and B and writing C once (the fastest of 2, 4 "
+                                        "and 8 blocks of 256 threads per SM), timed like the GEMMs",
+                              report));
   int missing = print_report(report, ceilings);
-  fmt::print("wrote {}\n", o.csv);
+  fmt::print("wrote {} and {}\n", o.csv, o.floor_csv);
   if (!skipped.empty()) {
     fmt::print("{} winners skipped (left out of the CSV; not counted as failures):\n", skipped.size());
     for (const auto& s : skipped) fmt::print("  {}\n", s);

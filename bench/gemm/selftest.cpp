@@ -100,6 +100,7 @@ int selftest_main() {
       r.roofline_tflops = ceilings.roofline_tflops(d, r.problem.flops(), bytes);
       r.bandwidth_bound = ceilings.bandwidth_bound(d, r.problem.flops(), bytes);
       r.rel_error = 1e-6;
+      r.floor_tflops = r.cublas_tflops * 1.25;
       demo.push_back(r);
     }
   }
@@ -109,6 +110,13 @@ int selftest_main() {
   expect(!linpack4096.bandwidth_bound && std::abs(linpack4096.roofline_tflops - 52.0) < 1e-9,
          "LINPACK 4096 f32 is bound by the peak");
   expect(demo[4].bandwidth_bound, "DeepBench 2560x16x2560 f32 is bound by bandwidth");
+  const std::string floors = format_floor_csv("made up", demo);
+  expect(floors.find("\ndtype,suite,m,n,k,at,bt,bytes,floor_tflops,isaac_tflops,cublas_tflops,roofline_tflops\n") !=
+             std::string::npos,
+         "the floor CSV names its columns");
+  expect(floors.find(fmt::format(",{:.0f},{:.3f},", minimal_bytes(demo[4].problem, demo[4].dtype),
+                                 demo[4].floor_tflops)) != std::string::npos,
+         "the floor CSV holds each row's minimal bytes and floor");
 
   fmt::print("tolerances\n");
   expect(tolerance_for(ir::DType::f32, 60000, true) < 3e-4 && tolerance_for(ir::DType::f32, 32, true) < 1e-5 &&
