@@ -81,7 +81,7 @@ stage_gemm() {
   stage "gemm: the paper's GEMM problems tuned by isaac (model + top-10), beside the brute-force best and cuBLAS"
   mkdir -p "$out_dir"
   local status=0
-  "$prefix/bin/isaac-bench-gemm" tuned --winners bench/results/gemm-sweep-winners-acc32.csv \
+  "$prefix/bin/isaac-bench-gemm" tuned --winners bench/results/gemm-sweep-winners.csv \
     --csv "$out_dir/gemm-tuned.csv" >"$out_dir/gemm-tuned.log" 2>&1 || status=$?
   sed -n '/^problem  *brute/,$p' "$out_dir/gemm-tuned.log"
   python3 bench/plot_tuned.py "$out_dir/gemm-tuned.csv" "$out_dir/gemm-tuned.png" || true

@@ -13,7 +13,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,te
 for what in ${TUNED:-gemm conv}; do
   echo "=== $what $(date -u +%T) ==="
   if [[ $what == gemm ]]; then
-    "$bin/isaac-bench-gemm" tuned --winners "${GEMM_WINNERS:-bench/results/gemm-sweep-winners-acc32.csv}" --top-k "${TOP_K:-10}" --repeats 20 \
+    "$bin/isaac-bench-gemm" tuned --winners "${GEMM_WINNERS:-bench/results/gemm-sweep-winners.csv}" --top-k "${TOP_K:-10}" --repeats 20 \
       --csv "$out/$device-gemm-tuned.csv" -- --benchmark_out="$out/gemm-tuned.json" --benchmark_out_format=json
   else
     "$bin/isaac-bench-conv" tuned --winners bench/results/conv-sweep-winners.csv --top-k "${TOP_K:-10}" \
