@@ -96,8 +96,13 @@ END:
 
 }  // namespace
 
+const std::string& memory_floor_ptx() {
+  static const std::string ptx = floor_ptx;
+  return ptx;
+}
+
 MemoryFloor::MemoryFloor(int sm_count)
-    : module_(runtime::Module::from_ptx(floor_ptx)),
+    : module_(runtime::Module::from_ptx(memory_floor_ptx())),
       kernel_(module_.kernel("isaac_memory_floor")),
       sm_count_(sm_count) {}
 

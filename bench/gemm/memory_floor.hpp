@@ -9,8 +9,12 @@
 #include <isaac/runtime/runtime.hpp>
 
 #include <cstddef>
+#include <string>
 
 namespace isaac::bench {
+
+// The floor kernel's PTX (entry isaac_memory_floor: src, reads, dst, writes; counts of 16-byte vectors).
+const std::string& memory_floor_ptx();
 
 class MemoryFloor {
  public:

@@ -1,9 +1,10 @@
 // `selftest`: the CPU-side pieces the GPU run depends on, checked where there is no GPU: the half
 // conversions, CSV quoting, the compiled-in problems, the winners file, the sample's composition,
-// tolerances and the report's columns.
+// tolerances, the report's columns and the memory floor's PTX.
 #include "ceilings.hpp"
 #include "csv.hpp"
 #include "half.hpp"
+#include "memory_floor.hpp"
 #include "modes.hpp"
 #include "operands.hpp"
 #include "problems.hpp"
@@ -13,6 +14,7 @@
 #include "winners.hpp"
 
 #include <isaac/lower/gemm.hpp>
+#include <isaac/lower/ptxas.hpp>
 
 #include <fmt/format.h>
 
@@ -190,6 +192,17 @@ int selftest_main() {
       found += in_space.count(q.str()) > 0;
     }
     expect(found == int(near.size()), fmt::format("every neighbour is in gemm_space ({} of {})", found, near.size()));
+  }
+
+  fmt::print("memory floor kernel\n");
+  if (lower::ptxas_available()) {
+    for (int sm : {80, 90}) {  // the PTX says sm_70, which the driver compiles for any newer GPU
+      auto report = lower::run_ptxas(memory_floor_ptx(), lower::Target{sm, false}, "isaac_memory_floor");
+      expect(report.ok && report.spill_stores == 0,
+             fmt::format("its PTX assembles for sm_{} without spills{}", sm, report.ok ? "" : ": " + report.log));
+    }
+  } else {
+    fmt::print("  skipped: ptxas is not installed\n");
   }
 
   if (failures)
