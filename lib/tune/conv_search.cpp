@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 
 namespace isaac::tune {
@@ -26,13 +28,14 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
                                         const lower::DeviceLimits& device, const Model& model, int top,
-                                        SearchReport* report) {
+                                        SearchReport* report, int per_split) {
   if (model.template_name != "conv")
     throw InvalidArgument(fmt::format("the CONV search needs a CONV model; this one is for the \"{}\" template",
                                       model.template_name));
   if (model.features != conv_feature_names())
     throw InvalidArgument("the model's features are not this isaac's CONV features: retrain it with this version");
   if (top < 1) throw InvalidArgument(fmt::format("rank_conv_space: top={} must be at least 1", top));
+  if (per_split < 0) throw InvalidArgument(fmt::format("rank_conv_space: per_split={} must be 0 or more", per_split));
   auto start = std::chrono::steady_clock::now();
   std::vector<lower::ConvParams> space = lower::conv_space(problem, epilogue, device);
   for (const lower::ConvParams& p : lower::winograd_space(problem, epilogue, device)) space.push_back(p);
@@ -58,19 +61,41 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   std::vector<size_t> order(space.size());
   std::iota(order.begin(), order.end(), 0);
   auto better = [&](size_t a, size_t b) { return score[a] != score[b] ? score[a] > score[b] : a < b; };
+  // The per-split pools: the first member's best sets of each CG.
+  std::vector<size_t> pooled;
+  {
+    std::map<int, std::vector<size_t>> by_split;
+    for (size_t i = 0; i < space.size(); ++i) by_split[space[i].cg].push_back(i);
+    for (auto& [cg, members] : by_split) {
+      const auto n = std::ptrdiff_t(std::min<size_t>(size_t(per_split), members.size()));
+      std::partial_sort(members.begin(), members.begin() + n, members.end(), better);
+      pooled.insert(pooled.end(), members.begin(), members.begin() + n);
+    }
+  }
   const size_t kept = std::min<size_t>(size_t(model.ensemble > 1 ? std::max(top, ensemble_pool) : top), order.size());
   std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(kept), order.end(), better);
   order.resize(kept);
   if (model.ensemble > 1) {
+    std::vector<size_t> rescored = order;
+    const std::set<size_t> in_order(order.begin(), order.end());
+    for (size_t i : pooled)
+      if (!in_order.contains(i)) rescored.push_back(i);
     std::vector<lower::ConvParams> pool;
-    for (size_t i : order) pool.push_back(space[i]);
+    for (size_t i : rescored) pool.push_back(space[i]);
     const Eigen::RowVectorXf y = float_scores(float_net(model.mlp), conv_features(problem, pool), inputs);
-    for (size_t j = 0; j < order.size(); ++j) score[order[j]] = y[Eigen::Index(j)];
+    for (size_t j = 0; j < rescored.size(); ++j) score[rescored[j]] = y[Eigen::Index(j)];
     std::sort(order.begin(), order.end(), better);
   }
-  const size_t keep = std::min<size_t>(size_t(top), order.size());
+  order.resize(std::min<size_t>(size_t(top), order.size()));
+  // Then the pools' sets that the best `top` lack.
+  const std::set<size_t> taken(order.begin(), order.end());
+  std::vector<size_t> extra;
+  for (size_t i : pooled)
+    if (!taken.contains(i)) extra.push_back(i);
+  std::sort(extra.begin(), extra.end(), better);
+  order.insert(order.end(), extra.begin(), extra.end());
   std::vector<RankedConv> ranked;
-  for (size_t i = 0; i < keep; ++i) ranked.push_back({space[order[i]], predicted_tflops(model.mlp, score[order[i]])});
+  for (size_t i : order) ranked.push_back({space[i], predicted_tflops(model.mlp, score[i])});
   local.evaluate_ms = ms_since(start);
   if (report) *report = local;
   return ranked;
@@ -129,7 +154,9 @@ ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& ep
   };
   ConvSelection choice = select_best<lower::ConvParams>(
       top_k, ir::to_string(problem),
-      [&](int top, SearchReport* report) { return rank_conv_space(problem, epilogue, device, model, top, report); },
+      [&](int top, SearchReport* report) {
+        return rank_conv_space(problem, epilogue, device, model, top, report, per_split_pool);
+      },
       benchmark, announce);
   if (winograd.empty()) return choice;
   // The Winograd sets, timed as select_best times the model's: once, then again where close to the fastest.

@@ -9,10 +9,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <map>
 #include <queue>
 #include <span>
 
@@ -39,12 +41,38 @@ struct Scored {
   bool operator<(const Scored& o) const { return score != o.score ? score > o.score : id < o.id; }
 };
 
+// The best `capacity` offers, the worst of them on top.
+struct BestOf {
+  std::priority_queue<Scored> heap;
+  std::size_t capacity = 0;
+  bool wants(float score) const {
+    return capacity > 0 && (heap.size() < capacity || score >= heap.top().score);
+  }
+  void offer(const Scored& s) {  // after wants()
+    if (heap.size() < capacity) heap.push(s);
+    else if (s < heap.top()) {
+      heap.pop();
+      heap.push(s);
+    }
+  }
+  std::vector<Scored> drain() {  // best first
+    std::vector<Scored> out;
+    for (; !heap.empty(); heap.pop()) out.push_back(heap.top());
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+};
+
+// KG is a power of two up to 256 (lower/gemm_space.cpp): its log2 indexes the per-split pools.
+constexpr std::size_t kg_levels = 9;
+
 }  // namespace
 
 std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model,
-                                    int top, SearchReport* report) {
+                                    int top, SearchReport* report, int per_split) {
   check_gemm_model(model);
   if (top < 1) throw InvalidArgument(fmt::format("rank_gemm_space: top={} must be at least 1", top));
+  if (per_split < 0) throw InvalidArgument(fmt::format("rank_gemm_space: per_split={} must be 0 or more", per_split));
   auto start = std::chrono::steady_clock::now();
   const lower::GemmSpace space = lower::gemm_space_levels(problem, device);
   SearchReport local;
@@ -83,14 +111,16 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     deltas[slot] = h.colwise() - base;
   }
 
-  std::priority_queue<Scored> best;  // the worst of the best on top
-  auto offer = [&](float score, std::uint64_t id) {
-    const Scored s{score, id};
-    if (int(best.size()) < kept) best.push(s);
-    else if (s < best.top()) {
-      best.pop();
-      best.push(s);
-    }
+  BestOf best{.capacity = std::size_t(kept)};
+  std::array<BestOf, kg_levels> best_of_split;
+  for (BestOf& b : best_of_split) b.capacity = std::size_t(per_split);
+  // Per U slot, the per-split pool of each of its splits.
+  std::array<std::vector<std::uint8_t>, std::tuple_size_v<decltype(space.splits)>> levels;
+  for (size_t slot = 0; slot < levels.size(); ++slot)
+    for (auto [kg, sw] : space.splits[slot]) levels[slot].push_back(std::uint8_t(std::countr_zero(unsigned(kg))));
+  auto offer = [&](float score, std::uint64_t id, std::uint8_t level) {
+    if (best.wants(score)) best.offer({score, id});
+    if (best_of_split[level].wants(score)) best_of_split[level].offer({score, id});
   };
   if (net.weights.size() == 1) {
     // One hidden layer: each score is one fused pass over the hidden units, nothing materialised.
@@ -98,44 +128,58 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     const float out_bias = net.biases[0][0];
     for (size_t b = 0; b < space.bases.size(); ++b) {
       const auto& splits = space.splits_of(space.bases[b]);
-      const MatrixF& delta = deltas[&splits - space.splits.data()];
+      const size_t slot = size_t(&splits - space.splits.data());
+      const MatrixF& delta = deltas[slot];
       const float* base = bases.col(Eigen::Index(b)).data();
       for (size_t s = 0; s < splits.size(); ++s) {
         const float score =
             hidden_score(base, delta.col(Eigen::Index(s)).data(), out.data(), int(out.size()), out_bias);
-        if (int(best.size()) < kept || score >= best.top().score) offer(score, std::uint64_t(b) << 8 | s);
+        offer(score, std::uint64_t(b) << 8 | s, levels[slot][s]);
       }
     }
   } else {
     constexpr Eigen::Index chunk = 4096;
     MatrixF z(bases.rows(), chunk);
     std::vector<std::uint64_t> ids(chunk);
+    std::vector<std::uint8_t> split_levels(chunk);
     Eigen::Index filled = 0;
     auto flush = [&] {
       if (filled == 0) return;
       MatrixF part = z.leftCols(filled);
       const Eigen::RowVectorXf out = rest_of_network(net, part);
-      for (Eigen::Index j = 0; j < filled; ++j) offer(out[j], ids[j]);
+      for (Eigen::Index j = 0; j < filled; ++j) offer(out[j], ids[size_t(j)], split_levels[size_t(j)]);
       filled = 0;
     };
     for (size_t b = 0; b < space.bases.size(); ++b) {
       const auto& splits = space.splits_of(space.bases[b]);
-      const MatrixF& delta = deltas[&splits - space.splits.data()];
+      const size_t slot = size_t(&splits - space.splits.data());
+      const MatrixF& delta = deltas[slot];
       for (size_t s = 0; s < splits.size(); ++s) {
         z.col(filled) = bases.col(Eigen::Index(b)) + delta.col(Eigen::Index(s));
-        ids[filled++] = std::uint64_t(b) << 8 | s;
+        ids[size_t(filled)] = std::uint64_t(b) << 8 | s;
+        split_levels[size_t(filled++)] = levels[slot][s];
         if (filled == chunk) flush();
       }
     }
     flush();
   }
 
-  std::vector<Scored> scored;
-  while (!best.empty()) {
-    scored.push_back(best.top());
-    best.pop();
+  // The overall best, then the per-split pools' sets that are not among them.
+  std::vector<Scored> scored = best.drain();
+  const std::size_t overall = scored.size();
+  std::vector<bool> pooled(overall, false);  // in a per-split pool
+  {
+    std::map<std::uint64_t, std::size_t> position;
+    for (std::size_t i = 0; i < overall; ++i) position[scored[i].id] = i;
+    for (BestOf& pool : best_of_split)
+      for (const Scored& s : pool.drain())
+        if (auto [it, added] = position.try_emplace(s.id, scored.size()); added) {
+          scored.push_back(s);
+          pooled.push_back(true);
+        } else {
+          pooled[it->second] = true;
+        }
   }
-  std::reverse(scored.begin(), scored.end());
   std::vector<lower::GemmParams> sets;
   for (const Scored& s : scored) {
     lower::GemmParams p = space.bases[s.id >> 8];
@@ -144,20 +188,27 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     lower::fit_gemm_pipeline_depth(problem, p, device);
     sets.push_back(p);
   }
-  std::vector<Ranked> ranked;
+  // An ensemble scores again with all of its members; ties go to the first member's order.
+  std::vector<float> score(scored.size());
+  for (size_t i = 0; i < scored.size(); ++i) score[i] = scored[i].score;
   if (model.ensemble > 1 && !sets.empty()) {
-    const FloatNet whole = float_net(model.mlp);
-    const Eigen::RowVectorXf out = float_scores(whole, gemm_features(problem, sets), inputs);
-    std::vector<size_t> order(sets.size());
-    std::iota(order.begin(), order.end(), size_t(0));
-    // Ties go to the first member's order.
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return out[Eigen::Index(a)] > out[Eigen::Index(b)]; });
-    order.resize(std::min(order.size(), size_t(top)));
-    for (size_t i : order) ranked.push_back({sets[i], predicted_tflops(model.mlp, out[Eigen::Index(i)])});
-  } else {
-    for (size_t i = 0; i < sets.size(); ++i) ranked.push_back({sets[i], predicted_tflops(model.mlp, scored[i].score)});
+    const Eigen::RowVectorXf out = float_scores(float_net(model.mlp), gemm_features(problem, sets), inputs);
+    for (size_t i = 0; i < sets.size(); ++i) score[i] = out[Eigen::Index(i)];
   }
+  auto by_score = [&](size_t a, size_t b) { return score[a] > score[b]; };
+  std::vector<size_t> order(overall);
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), by_score);
+  order.resize(std::min(order.size(), size_t(top)));
+  std::vector<bool> taken(scored.size(), false);
+  for (size_t i : order) taken[i] = true;
+  std::vector<size_t> extra;
+  for (size_t i = 0; i < scored.size(); ++i)
+    if (pooled[i] && !taken[i]) extra.push_back(i);
+  std::stable_sort(extra.begin(), extra.end(), by_score);
+  order.insert(order.end(), extra.begin(), extra.end());
+  std::vector<Ranked> ranked;
+  for (size_t i : order) ranked.push_back({sets[i], predicted_tflops(model.mlp, score[i])});
   local.evaluate_ms = ms_since(start);
   if (report) *report = local;
   return ranked;
@@ -168,7 +219,8 @@ Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device
                       const std::function<void(const std::vector<Ranked>&)>& candidates) {
   return select_best<lower::GemmParams>(
       top_k, ir::to_string(problem),
-      [&](int top, SearchReport* report) { return rank_gemm_space(problem, device, model, top, report); }, benchmark,
+      [&](int top, SearchReport* report) { return rank_gemm_space(problem, device, model, top, report, per_split_pool); },
+      benchmark,
       candidates);
 }
 

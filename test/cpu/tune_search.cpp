@@ -47,6 +47,17 @@ Model random_model(const ir::Gemm& problem, const std::vector<int>& hidden, std:
   return model;
 }
 
+// What the per-split pools add to the best `top` of a ranking (positions into the space, best first):
+// each split's best `per_split` positions that the top lacks, in the ranking's order.
+template <class SplitOf>
+std::vector<size_t> expected_extras(const std::vector<size_t>& order, size_t top, int per_split, SplitOf split_of) {
+  std::map<int, int> seen;
+  std::vector<size_t> extras;
+  for (size_t j = 0; j < order.size(); ++j)
+    if (seen[split_of(order[j])]++ < per_split && j >= top) extras.push_back(order[j]);
+  return extras;
+}
+
 }  // namespace
 
 TEST_CASE("the two-level space holds exactly the legal sets of the full enumeration") {
@@ -119,6 +130,18 @@ TEST_CASE("the search ranks the whole space by the model's own predictions") {
     }
     MESSAGE(fmt::format("hidden {}: {} legal sets, enumerated in {:.1f} ms, evaluated in {:.1f} ms",
                         tune::hidden_to_string(hidden), report.legal_sets, report.enumerate_ms, report.evaluate_ms));
+
+    // With per-split pools: the same 20, then the best 3 of each KG that they lack, best first.
+    const auto pooled = rank_gemm_space(g, {}, model, 20, nullptr, 3);
+    const auto extra = expected_extras(order, 20, 3, [&](size_t i) { return all[i].kg; });
+    REQUIRE(pooled.size() == 20 + extra.size());
+    CHECK(extra.size() > 3);
+    for (size_t i = 0; i < pooled.size(); ++i) {
+      const size_t want = i < 20 ? order[i] : extra[i - 20];
+      CAPTURE(i);
+      CHECK(pooled[i].params.kg == all[want].kg);
+      CHECK(pooled[i].predicted_tflops == doctest::Approx(std::exp(predicted[want])).epsilon(1e-4));
+    }
   }
 }
 
@@ -167,6 +190,15 @@ TEST_CASE("the CONV search ranks the whole space by the model's own predictions"
         CHECK(ranked[i].predicted_tflops == doctest::Approx(own).epsilon(1e-4));
         CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(predicted[order[i]])).epsilon(1e-4));
         if (i) CHECK(ranked[i].predicted_tflops <= ranked[i - 1].predicted_tflops);
+      }
+      const auto pooled = rank_conv_space(v, {}, {}, model, 20, nullptr, 3);
+      const auto extra = expected_extras(order, 20, 3, [&](size_t i) { return all[i].cg; });
+      REQUIRE(pooled.size() == 20 + extra.size());
+      CHECK(!extra.empty());
+      for (size_t i = 20; i < pooled.size(); ++i) {
+        CAPTURE(i);
+        CHECK(pooled[i].params.cg == all[extra[i - 20]].cg);
+        CHECK(pooled[i].predicted_tflops == doctest::Approx(std::exp(predicted[extra[i - 20]])).epsilon(1e-4));
       }
       MESSAGE(fmt::format("CONV {}, hidden {}: {} legal sets ({} Winograd), enumerated in {:.1f} ms, evaluated in "
                           "{:.1f} ms",
@@ -243,6 +275,19 @@ TEST_CASE("candidate_sets hedges the last candidates against splitting the reduc
     return v;
   };
   const auto hedged = candidate_sets(pool, 10, 12);
+  // A first choice split 2 ways: every hedge is a set that does not split.
+  {
+    std::vector<Ranked> twos;
+    for (int ms = 1; ms <= 12; ++ms) {
+      lower::GemmParams p;
+      p.ms = ms, p.kg = ms <= 10 ? 2 : 1;
+      twos.push_back({p, 0});
+    }
+    lower::GemmParams third;
+    third.ms = 13, third.kg = 1;
+    twos.push_back({third, 0});
+    CHECK(kgs(candidate_sets(twos, 10, 10)) == std::vector<int>{2, 2, 2, 2, 2, 2, 2, 1, 1, 1});
+  }
   CHECK(kgs(hedged) == std::vector<int>{8, 8, 8, 8, 8, 8, 8, 4, 2, 1, 8, 8});
   CHECK(hedged[6].params.ms == 7);
   CHECK(hedged[10].params.ms == 8);  // the spares continue the spread order

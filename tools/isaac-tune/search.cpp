@@ -84,7 +84,8 @@ int run_search(const SearchFlags& f) {
   SearchReport report;
   // What --gpu would time: the model's best, spread over tilings and hedged (tune/spread.hpp).
   const auto ranked =
-      candidate_sets(rank_gemm_space(g, limits, model, 32 * (f.top + 8), &report), size_t(f.top), size_t(f.top));
+      candidate_sets(rank_gemm_space(g, limits, model, 32 * (f.top + 8), &report, per_split_pool), size_t(f.top),
+                     size_t(f.top));
   fmt::print("{} with {} (trained on {}):\n", ir::to_string(g), source, model.device);
   fmt::print("  {} legal sets, enumerated in {:.1f} ms, ranked by the model in {:.1f} ms (one core); its best, "
              "one per tiling (where its first splits K, the last three split it less):\n",

@@ -40,13 +40,20 @@ struct SearchReport {
 // whole ensemble this many of that member's best.
 inline constexpr int ensemble_pool = 2048;
 
-// The `top` best legal sets by predicted TFLOP/s, best first. The model must be made for the
-// template, with its feature names (else InvalidArgument says what it was made for).
+// The search's hedges (spread.hpp) take the model's best sets that split the reduction less than its
+// first choice, and its best few thousand may hold none: on the thin f16 DeepBench rows all of them
+// split K. So the search keeps the model's best sets of each grid split (KG, CG) besides, this many
+// per split (rank_*_space's per_split).
+inline constexpr int per_split_pool = 32;
+
+// The `top` best legal sets by predicted TFLOP/s, best first; then, with per_split > 0, the best
+// per_split sets of each grid split that are not among them, best first. The model must be made for
+// the template, with its feature names (else InvalidArgument says what it was made for).
 std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model,
-                                    int top, SearchReport* report = nullptr);
+                                    int top, SearchReport* report = nullptr, int per_split = 0);
 std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
                                         const lower::DeviceLimits& device, const Model& model, int top,
-                                        SearchReport* report = nullptr);
+                                        SearchReport* report = nullptr, int per_split = 0);
 
 // Measures one parameter set on the GPU and returns its time in ms; throws when it cannot (a
 // compile, JIT or launch failure): the selection then moves on to the next candidate.

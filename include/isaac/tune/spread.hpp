@@ -36,14 +36,16 @@ std::vector<RankedSet> spread_ranked_sets(const std::vector<RankedSet>& ranked, 
 
 // How many of the top k candidates hedge against the model's known bias where its first choice
 // splits the reduction across blocks: it overrates the split (docs/tuning.md, "The proof"). Those
-// candidates are its best sets with at most half, a quarter, an eighth... of the first one's split.
+// candidates are its best sets with at most half, a quarter, an eighth... of the first one's split
+// (and no split at all, once halving reaches 1).
 inline std::size_t hedges_for(std::size_t top_k) { return std::min<std::size_t>(3, top_k / 3); }
 int grid_split(const Tiling& t);
 
 // The candidates for a top-k re-benchmark, `count` in all (top_k and spares), from `pool` (the model's
 // best sets, best first) spread over tilings: where the first splits the reduction, the first
 // top_k - hedges_for(top_k), then per depth j = 1, 2, ... the first set whose split is at most the
-// first's / 2^j, then the rest in order.
+// first's / 2^j, or 1, then the rest in order. The pool should hold the model's best sets of each
+// split (rank_*_space's per_split), or there may be none to hedge with.
 template <class RankedSet>
 std::vector<RankedSet> candidate_sets(const std::vector<RankedSet>& pool, std::size_t top_k, std::size_t count) {
   const std::vector<RankedSet> spread = spread_ranked_sets(pool, pool.size());
@@ -57,7 +59,7 @@ std::vector<RankedSet> candidate_sets(const std::vector<RankedSet>& pool, std::s
   for (std::size_t i = 0; i < spread.size() && out.size() < std::min(top_k - hedges, count); ++i) take(i);
   for (int j = 1; j <= int(hedges) && out.size() < count; ++j)
     for (std::size_t i = 0; i < spread.size(); ++i)
-      if (!taken[i] && grid_split(tiling_of(spread[i].params)) <= first_split >> j) {
+      if (!taken[i] && grid_split(tiling_of(spread[i].params)) <= std::max(1, first_split >> j)) {
         take(i);
         break;
       }
