@@ -50,10 +50,18 @@ void fit_gemm_load_layouts(bool a_trans, bool b_trans, GemmParams& p) {
   p.lb = widest(b_trans ? p.nl : p.u, p.vb);
 }
 
+std::int64_t gemm_grid_blocks(const ir::Gemm& problem, const GemmParams& p) {
+  return gemm_block_tiles(problem, p) * p.kg * problem.batch;
+}
+
+bool gemm_grid_fits_at_once(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device) {
+  return gemm_grid_blocks(problem, p) <= device.sm_count;
+}
+
 void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const DeviceLimits& device) {
   p.st = 0;
   if (!p.tma || !p.db) return;
-  if (gemm_block_tiles(problem, p) * p.kg * problem.batch > device.sm_count) return;
+  if (!gemm_grid_fits_at_once(problem, p, device)) return;
   const std::int64_t k_tiles = gemm_k_tiles_per_block(problem, p);
   for (int st = int(std::min<std::int64_t>(gemm_max_stages, k_tiles)); st >= gemm_min_deep_stages; --st) {
     p.st = st;

@@ -131,7 +131,9 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       const size_t slot = size_t(&splits - space.splits.data());
       const MatrixF& delta = deltas[slot];
       const float* base = bases.col(Eigen::Index(b)).data();
+      const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
       for (size_t s = 0; s < splits.size(); ++s) {
+        if (splits[s].sw > 1 && blocks * splits[s].kg <= device.sm_count) continue;
         const float score =
             hidden_score(base, delta.col(Eigen::Index(s)).data(), out.data(), int(out.size()), out_bias);
         offer(score, std::uint64_t(b) << 8 | s, levels[slot][s]);
@@ -154,7 +156,9 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       const auto& splits = space.splits_of(space.bases[b]);
       const size_t slot = size_t(&splits - space.splits.data());
       const MatrixF& delta = deltas[slot];
+      const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
       for (size_t s = 0; s < splits.size(); ++s) {
+        if (splits[s].sw > 1 && blocks * splits[s].kg <= device.sm_count) continue;
         z.col(filled) = bases.col(Eigen::Index(b)) + delta.col(Eigen::Index(s));
         ids[size_t(filled)] = std::uint64_t(b) << 8 | s;
         split_levels[size_t(filled++)] = levels[slot][s];
