@@ -9,12 +9,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <numeric>
 #include <map>
+#include <numeric>
 #include <queue>
 #include <span>
 
@@ -43,8 +42,9 @@ struct Scored {
 
 // The best `capacity` offers, the worst of them on top.
 struct BestOf {
+  explicit BestOf(std::size_t capacity) : capacity(capacity) {}
+  std::size_t capacity;
   std::priority_queue<Scored> heap;
-  std::size_t capacity = 0;
   bool wants(float score) const {
     return capacity > 0 && (heap.size() < capacity || score >= heap.top().score);
   }
@@ -62,9 +62,6 @@ struct BestOf {
     return out;
   }
 };
-
-// KG is a power of two up to 256 (lower/gemm_space.cpp): its log2 indexes the per-split pools.
-constexpr std::size_t kg_levels = 9;
 
 }  // namespace
 
@@ -111,16 +108,25 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     deltas[slot] = h.colwise() - base;
   }
 
-  BestOf best{.capacity = std::size_t(kept)};
-  std::array<BestOf, kg_levels> best_of_split;
-  for (BestOf& b : best_of_split) b.capacity = std::size_t(per_split);
-  // Per U slot, the per-split pool of each of its splits.
+  BestOf best(static_cast<std::size_t>(kept));
+  // Per U slot, the per-split pool of each of its splits: one pool per KG value.
+  std::vector<int> kg_values;
   std::array<std::vector<std::uint8_t>, std::tuple_size_v<decltype(space.splits)>> levels;
   for (size_t slot = 0; slot < levels.size(); ++slot)
-    for (auto [kg, sw] : space.splits[slot]) levels[slot].push_back(std::uint8_t(std::countr_zero(unsigned(kg))));
+    for (auto [kg, sw] : space.splits[slot]) {
+      auto it = std::ranges::find(kg_values, kg);
+      if (it == kg_values.end()) it = kg_values.insert(it, kg);
+      levels[slot].push_back(std::uint8_t(it - kg_values.begin()));
+    }
+  std::vector<BestOf> best_of_split(kg_values.size(), BestOf(static_cast<std::size_t>(per_split)));
   auto offer = [&](float score, std::uint64_t id, std::uint8_t level) {
     if (best.wants(score)) best.offer({score, id});
     if (best_of_split[level].wants(score)) best_of_split[level].offer({score, id});
+  };
+  // SW > 1 is not ranked where the grid fits on the SMs at once (lower::gemm_grid_fits_at_once): where
+  // KG is at most the SMs over the base set's blocks.
+  auto most_kg_at_once = [&](const lower::GemmParams& base) {
+    return device.sm_count / std::max<std::int64_t>(1, lower::gemm_grid_blocks(problem, base));
   };
   if (net.weights.size() == 1) {
     // One hidden layer: each score is one fused pass over the hidden units, nothing materialised.
@@ -131,9 +137,9 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       const size_t slot = size_t(&splits - space.splits.data());
       const MatrixF& delta = deltas[slot];
       const float* base = bases.col(Eigen::Index(b)).data();
-      const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
+      const std::int64_t at_once = most_kg_at_once(space.bases[b]);
       for (size_t s = 0; s < splits.size(); ++s) {
-        if (splits[s].sw > 1 && blocks * splits[s].kg <= device.sm_count) continue;
+        if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
         const float score =
             hidden_score(base, delta.col(Eigen::Index(s)).data(), out.data(), int(out.size()), out_bias);
         offer(score, std::uint64_t(b) << 8 | s, levels[slot][s]);
@@ -156,9 +162,9 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       const auto& splits = space.splits_of(space.bases[b]);
       const size_t slot = size_t(&splits - space.splits.data());
       const MatrixF& delta = deltas[slot];
-      const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
+      const std::int64_t at_once = most_kg_at_once(space.bases[b]);
       for (size_t s = 0; s < splits.size(); ++s) {
-        if (splits[s].sw > 1 && blocks * splits[s].kg <= device.sm_count) continue;
+        if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
         z.col(filled) = bases.col(Eigen::Index(b)) + delta.col(Eigen::Index(s));
         ids[size_t(filled)] = std::uint64_t(b) << 8 | s;
         split_levels[size_t(filled++)] = levels[slot][s];
