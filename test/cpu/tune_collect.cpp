@@ -274,6 +274,22 @@ TEST_CASE("collect --compile-only, a torn last line, and --resume") {
                    (dir.path / "model.json").string() + "'",
                dir, &train_log) == 0);
     CHECK(train_log.find("trained") != std::string::npos);
+
+    // eval --predictions writes one line per measured row: its tiling, measured and predicted TFLOP/s.
+    const auto predictions = dir.path / "predictions.csv";
+    CHECK(tune("eval --data '" + (dir.path / "measured.csv").string() + "' --model '" +
+                   (dir.path / "model.json").string() + "' --predictions '" + predictions.string() + "'",
+               dir, &train_log) == 0);
+    std::ifstream in(predictions);
+    std::string line;
+    REQUIRE(std::getline(in, line));
+    CHECK(line == "job,tile_m,tile_n,thread_m,thread_n,u,split,tc,measured_tflops,predicted_tflops");
+    std::size_t lines = 0;
+    while (std::getline(in, line)) {
+      ++lines;
+      CHECK(std::stod(line.substr(line.rfind(',') + 1)) > 0);
+    }
+    CHECK(lines == resumed.size());
   }
 }
 

@@ -198,7 +198,22 @@ int cmd_train(const std::string& data_path, const std::string& hidden_text, cons
   return 0;
 }
 
-int cmd_eval(const std::string& data_path, const std::string& model_path, bool table) {
+// One line per measured row: its job, the tiling of its set (tune/spread.hpp; split = KG or CG), and
+// the measured and predicted TFLOP/s, for studying where the model errs.
+void write_predictions(const std::string& path, const Dataset& data, const std::vector<double>& pred) {
+  std::ofstream out(path);
+  if (!out) throw InvalidArgument(fmt::format("--predictions {}: cannot write the file", path));
+  out << "job,tile_m,tile_n,thread_m,thread_n,u,split,tc,measured_tflops,predicted_tflops\n";
+  for (size_t i = 0; i < data.rows.size(); ++i) {
+    const Row& r = data.rows[i];
+    const tune::Tiling& t = r.tiling;
+    out << fmt::format("\"{}\",{},{},{},{},{},{},{},{:.4f},{:.4f}\n", r.job, t[0], t[1], t[2], t[3], t[4], t[5], t[6],
+                       r.tflops, std::exp(pred[i]));
+  }
+  if (!out) throw InvalidArgument(fmt::format("--predictions {}: writing failed", path));
+}
+
+int cmd_eval(const std::string& data_path, const std::string& model_path, bool table, const std::string& predictions) {
   const tune::Model model = tune::load_model(model_path);
   const Dataset data = load_dataset(data_path, model.dtype);
   if (model.template_name != data.template_name)
@@ -216,6 +231,7 @@ int cmd_eval(const std::string& data_path, const std::string& model_path, bool t
   const auto ranks = rank_jobs(data, all, pred);
   print_ranking_summary(ranks, "ranking of each job's measured sets");
   if (table) print_ranking_table(ranks);
+  if (!predictions.empty()) write_predictions(predictions, data, pred);
   return 0;
 }
 
@@ -382,6 +398,8 @@ int main(int argc, char** argv) {
   eval->add_option("--data", data_path, "dataset CSV (.xz read through xz -dc)")->required();
   eval->add_option("--model", model_path, "model file")->required();
   eval->add_flag("--table", table, "print the per-job ranking table (markdown)");
+  std::string predictions;
+  eval->add_option("--predictions", predictions, "also write each row's measured and predicted TFLOP/s to this CSV");
 
   auto* cv = app.add_subcommand("cv", "k-fold cross-validation MSE per architecture, or MSE against dataset size");
   cv->add_option("--data", data_path, "dataset CSV (.xz read through xz -dc)")->required();
@@ -416,7 +434,7 @@ int main(int argc, char** argv) {
   try {
     flags.hidden = hidden;
     if (*train) return cmd_train(data_path, hidden, flags, ensemble, out, device, compute_capability, dtype);
-    if (*eval) return cmd_eval(data_path, model_path, table);
+    if (*eval) return cmd_eval(data_path, model_path, table, predictions);
     if (*cv) return cmd_cv(data_path, dtype, arch, folds, split, sizes, flags, csv_path, table);
   } catch (const isaac::Error& e) {
     fmt::print(stderr, "isaac-tune: {}\n", e.what());
