@@ -4,17 +4,14 @@
 // stream, L2 flushed before each run, median of the repeats. No GEMM can finish in less on this GPU
 // under this protocol (it must move those bytes in at least one launch), so cuBLAS's time over this
 // floor bounds what any kernel could gain over cuBLAS on the row. The roofline's bandwidth is that of
-// a 1 GiB copy: it leaves out the launch, the ramp-up and the write-back of the flush's dirty lines,
-// which are most of the time of the small rows.
+// a 1 GiB copy: it leaves out the launch and the ramp-up, which are most of the time of the small rows.
+// The kernel is runtime::streaming_ptx().
 #include <isaac/runtime/runtime.hpp>
 
 #include <cstddef>
 #include <string>
 
 namespace isaac::bench {
-
-// The floor kernel's PTX (entry isaac_memory_floor: src, reads, dst, writes; counts of 16-byte vectors).
-const std::string& memory_floor_ptx();
 
 class MemoryFloor {
  public:

@@ -15,6 +15,7 @@
 
 #include <isaac/lower/gemm.hpp>
 #include <isaac/lower/ptxas.hpp>
+#include <isaac/runtime/streaming.hpp>
 
 #include <fmt/format.h>
 
@@ -194,10 +195,10 @@ int selftest_main() {
     expect(found == int(near.size()), fmt::format("every neighbour is in gemm_space ({} of {})", found, near.size()));
   }
 
-  fmt::print("memory floor kernel\n");
+  fmt::print("streaming kernel (memory floor, L2 flush)\n");
   if (lower::ptxas_available()) {
     for (int sm : {80, 90}) {  // the PTX says sm_70, which the driver compiles for any newer GPU
-      auto report = lower::run_ptxas(memory_floor_ptx(), lower::Target{sm, false}, "isaac_memory_floor");
+      auto report = lower::run_ptxas(runtime::streaming_ptx(), lower::Target{sm, false}, runtime::streaming_kernel_name);
       expect(report.ok && report.spill_stores == 0,
              fmt::format("its PTX assembles for sm_{} without spills{}", sm, report.ok ? "" : ": " + report.log));
     }

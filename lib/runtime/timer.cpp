@@ -1,16 +1,46 @@
 #include <isaac/runtime/timer.hpp>
 
+#include <isaac/runtime/streaming.hpp>
+
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 
 namespace isaac::runtime {
 
+namespace {
+
+// Evicts every line the previous run left in the L2 by reading a zeroed buffer twice the L2's size.
+// A read leaves clean lines. Writing the buffer instead (cuMemset) left the L2 full of dirty lines,
+// which the timed kernel then wrote back to memory as it missed: on the H100 that made a kernel that
+// only streams its operands 6-33% slower (docs/memory-floor.md, "The L2 flush").
+class L2Flush {
+ public:
+  L2Flush() : data_(std::max<std::int64_t>(2 * device_info(0).l2_bytes, 1 << 20)), sink_(16) {
+    data_.fill_bytes(0);
+    sink_.fill_bytes(0);
+  }
+  void enqueue(const Stream& stream) {
+    static const Module module = Module::from_ptx(streaming_ptx());
+    static const Kernel kernel = module.kernel(streaming_kernel_name);
+    DevicePtr data = data_.ptr(), sink = sink_.ptr();
+    std::uint64_t reads = data_.bytes() / 16, writes = 0;
+    void* args[] = {&data, &reads, &sink, &writes};
+    launch(kernel, {static_cast<unsigned>(4 * device_info(0).sm_count)}, {256}, 0, stream, args);
+  }
+
+ private:
+  Buffer data_, sink_;
+};
+
+}  // namespace
+
 Timing time_on_stream(const std::function<void(const Stream&)>& enqueue, const Stream& stream,
                       const TimingOptions& options) {
-  // Writing a buffer twice the L2's size evicts every line the previous run left there.
-  Buffer flush;
-  if (options.flush_l2) flush = Buffer(std::max<std::int64_t>(2 * device_info(0).l2_bytes, 1 << 20));
+  std::optional<L2Flush> flush;
+  if (options.flush_l2) flush.emplace();
   auto clear_l2 = [&] {
-    if (options.flush_l2) flush.fill_bytes(0, stream);
+    if (flush) flush->enqueue(stream);
   };
   if (options.repeats < 1) throw InvalidArgument("timing needs at least one repeat");
   for (int i = 0; i < options.warmup; ++i) enqueue(stream);
