@@ -9,7 +9,6 @@
 #include <isaac/runtime/runtime.hpp>
 
 #include <cstddef>
-#include <string>
 
 namespace isaac::bench {
 
