@@ -292,7 +292,7 @@ int run_main(const RunOptions& o) {
     comment +=
         fmt::format(", peak {} {:.1f} TFLOP/s (cuBLAS {}^3, {})", ir::name(d), v, o.peak_size, ceilings.peak_how[d]);
   comment += fmt::format(
-      "; median of {} runs each, L2 flushed, alpha 1 beta 0, split mode {}; cuBLAS = best of "
+      "; median of {} runs each, L2 flushed (read of twice its size), alpha 1 beta 0, split mode {}; cuBLAS = best of "
       "cublasGemmEx and {} cuBLASLt heuristic algorithms, f32 without TF32",
       o.repeats, o.split_mode, o.lt_algorithms);
   if (!skipped.empty())

@@ -180,7 +180,7 @@ int searches_main(const SearchesOptions& o) {
   for (auto& r : rows) r->tuning_s[brute] = r->timed[brute] * per_kernel_s;
 
   std::string csv = fmt::format(
-      "# isaac-bench-gemm searches on {} (sm_{}), driver {}; median of {} runs, L2 flushed; model top-{}, annealing "
+      "# isaac-bench-gemm searches on {} (sm_{}), driver {}; median of {} runs, L2 flushed (read of twice its size); model top-{}, annealing "
       "budget {}, autotune top-{} over buckets; brute = the sweep's winner ({}), its tuning time estimated as its "
       "kernels x {:.3f} s (annealing's cost per timed kernel in this run)\n",
       info.name, info.compute_capability(), runtime::driver_version(), o.repeats, o.top_k, o.anneal_budget, o.top_k,

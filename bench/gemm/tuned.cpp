@@ -231,7 +231,7 @@ int tuned_main(const TunedOptions& o) {
   benchmark::Shutdown();
 
   std::string csv = fmt::format(
-      "# isaac-bench-gemm tuned on {} (sm_{}), driver {}, {}; median of {} runs, L2 flushed; top-k = {}; brute = the "
+      "# isaac-bench-gemm tuned on {} (sm_{}), driver {}, {}; median of {} runs, L2 flushed (read of twice its size); top-k = {}; brute = the "
       "sweep's winner ({}); ratios of TFLOP/s measured in this run\n",
       info.name, info.compute_capability(), runtime::driver_version(), cublas_handle.version(), o.repeats, o.top_k,
       o.winners);
