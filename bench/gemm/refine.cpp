@@ -1,10 +1,12 @@
 #include "refine.hpp"
 
+#include <isaac/lower/gemm.hpp>
 #include <isaac/tune/heuristic.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 namespace isaac::bench {
@@ -21,7 +23,8 @@ std::optional<int> adjacent(const std::vector<int>& list, int v, int step) {
 }
 
 const std::vector<int> tiles{16, 32, 64, 128, 256}, thread_tiles{1, 2, 4, 8, 16}, depths{4, 8, 16, 32, 64},
-    k_steps{1, 2}, k_local{1, 2, 4, 8}, k_global{1, 2, 4, 8, 16, 32, 64, 128, 256}, vectors{1, 2, 4, 8},
+    k_steps{1, 2}, k_local{1, 2, 4, 8},
+    k_global(std::begin(lower::gemm_kg_values), std::end(lower::gemm_kg_values)), vectors{1, 2, 4, 8},
     buffers{0, 1}, swizzles{1, 8}, accumulators{0, 1}, tensor_cores{0, 1, 2};
 
 }  // namespace
@@ -41,6 +44,10 @@ std::optional<std::string> outside_space(const ir::Gemm& g, const lower::GemmPar
     return std::string("SW > 1 on a grid one tile wide");
   if (p.acc32 == 0 && g.dtype != ir::DType::f16) return std::string("ACC=16 outside f16");
   if (auto legal = lower::check_gemm(g, p, limits); !legal) return legal.reason;
+  if (!lower::gemm_split_in_space(lower::gemm_grid_blocks(g, p) / p.kg, p.kg, limits))
+    return fmt::format("KG={} on a grid of {} blocks: gemm_space holds a KG that is not a power of two only up to {} "
+                       "blocks per SM",
+                       p.kg, lower::gemm_grid_blocks(g, p), lower::gemm_uneven_split_blocks_per_sm);
   lower::GemmParams fitted = p;
   lower::fit_gemm_pipeline_depth(g, fitted, limits);
   if (fitted.st != p.st) return fmt::format("ST={} where fit_gemm_pipeline_depth picks ST={}", p.st, fitted.st);

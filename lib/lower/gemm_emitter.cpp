@@ -452,11 +452,16 @@ void GemmEmitter::emit_main() {
   B_ = gep(elem_, B_, b_.CreateMul(batch, stride_b));
   C_ = gep(elem_, C_, b_.CreateMul(batch, stride_c));
 
-  // This block's share of K: whole tiles of U, the last share shorter.
-  Value* k_tiles = b_.CreateUDiv(b_.CreateAdd(K_, c32(p_.u - 1)), c32(p_.u));
-  Value* per_split = b_.CreateMul(b_.CreateUDiv(b_.CreateAdd(k_tiles, c32(p_.kg - 1)), c32(p_.kg)), c32(p_.u));
-  k_begin_ = min32(b_.CreateMul(kz_, per_split), K_);
-  k_end_ = min32(b_.CreateAdd(k_begin_, per_split), K_);
+  // This block's share of K: whole tiles of U spread evenly over the KG blocks (shares differ by at
+  // most one tile; only the last one ends in a partial tile). The product is 64-bit: KG x K tiles can
+  // pass 2^31.
+  Value* k_tiles = b_.CreateZExt(b_.CreateUDiv(b_.CreateAdd(K_, c32(p_.u - 1)), c32(p_.u)), i64_);
+  auto share_start = [&](Value* split) {
+    Value* tile = b_.CreateUDiv(b_.CreateMul(b_.CreateZExt(split, i64_), k_tiles), c64(p_.kg));
+    return min32(b_.CreateMul(b_.CreateTrunc(tile, i32_), c32(p_.u)), K_);
+  };
+  k_begin_ = share_start(kz_);
+  k_end_ = share_start(b_.CreateAdd(kz_, c32(1)));
   Value* length = b_.CreateSub(k_end_, k_begin_);
   Value* full = b_.CreateUDiv(length, c32(p_.u));
   Value* total = b_.CreateAdd(full, b_.CreateZExt(b_.CreateICmpNE(b_.CreateURem(length, c32(p_.u)), c32(0)), i32_));

@@ -100,8 +100,9 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
   if (dtype == ir::DType::bf16)
     return no<Explain>("bf16 GEMM needs the tensor-core template, which is not available yet: use f16, f32 or f64");
   for (auto [name, value] : {std::pair{"ML", p.ml}, {"NL", p.nl}, {"MS", p.ms}, {"NS", p.ns}, {"U", p.u},
-                             {"KS", p.ks}, {"KL", p.kl}, {"KG", p.kg}, {"VA", p.va}, {"VB", p.vb}})
+                             {"KS", p.ks}, {"KL", p.kl}, {"VA", p.va}, {"VB", p.vb}})
     if (!power_of_two(value)) return no<Explain>("{}={} must be a power of two", name, value);
+  if (p.kg < 1) return no<Explain>("KG={} must be at least 1 (the number of blocks that share K)", p.kg);
   if (p.db != 0 && p.db != 1) return no<Explain>("DB={} must be 0 or 1", p.db);
   if (p.sw < 1) return no<Explain>("SW={} must be at least 1", p.sw);
   if (p.ml % p.ms) return no<Explain>("MS={} must divide ML={}", p.ms, p.ml);

@@ -15,7 +15,6 @@ namespace {
 // U = 64 is for the tensor-core sets only (TC=1 and 2): four mma steps between barriers, which the
 // H100 sweep preferred on several f16 problems; FMA sets would hold too many fragments.
 constexpr int u_values[] = {4, 8, 16, 32, 64};
-constexpr int kg_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 constexpr int sw_values[] = {1, 8};
 
 int u_slot(int u) { return std::countr_zero(static_cast<unsigned>(u)) - 2; }
@@ -29,9 +28,24 @@ const std::vector<GemmSpace::Split>& GemmSpace::splits_of(const GemmParams& base
   return splits[slot];
 }
 
+std::int64_t gemm_max_uneven_split(std::int64_t unsplit_blocks, const DeviceLimits& device) {
+  return std::int64_t(gemm_uneven_split_blocks_per_sm) * device.sm_count / std::max<std::int64_t>(1, unsplit_blocks);
+}
+
+bool gemm_split_in_space(std::int64_t unsplit_blocks, int kg, const DeviceLimits& device) {
+  return std::has_single_bit(static_cast<unsigned>(kg)) || kg <= gemm_max_uneven_split(unsplit_blocks, device);
+}
+
+bool GemmSpace::holds(const GemmParams& base, Split split) const {
+  return gemm_split_in_space(gemm_grid_blocks(problem, base), split.kg, device);
+}
+
 std::size_t GemmSpace::size() const {
   std::size_t n = 0;
-  for (const GemmParams& b : bases) n += splits_of(b).size();
+  for (const GemmParams& b : bases) {
+    const std::int64_t blocks = gemm_grid_blocks(problem, b);
+    for (Split s : splits_of(b)) n += gemm_split_in_space(blocks, s.kg, device);
+  }
   return n;
 }
 
@@ -74,6 +88,7 @@ void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const Devic
 
 GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device) {
   GemmSpace space;
+  space.problem = problem, space.device = device;
   GemmParams p;
   p.acc32 = 1;
   p.kg = 1, p.sw = 1;
@@ -106,7 +121,7 @@ GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device)
     auto it = std::find_if(space.bases.begin(), space.bases.end(), [&](const GemmParams& b) { return b.u == u; });
     if (it == space.bases.end()) continue;
     GemmParams q = *it;
-    for (int kg : kg_values)
+    for (int kg : gemm_kg_values)
       for (int sw : sw_values) {
         q.kg = kg, q.sw = sw;
         if (gemm_legal(problem, q, device)) space.splits[u_slot(u)].push_back({kg, sw});
@@ -119,12 +134,15 @@ std::vector<GemmParams> gemm_space(const ir::Gemm& problem, const DeviceLimits& 
   const GemmSpace space = gemm_space_levels(problem, device);
   std::vector<GemmParams> out;
   out.reserve(space.size());
-  for (GemmParams p : space.bases)
+  for (GemmParams p : space.bases) {
+    const std::int64_t blocks = gemm_grid_blocks(problem, p);
     for (auto [kg, sw] : space.splits_of(p)) {
+      if (!gemm_split_in_space(blocks, kg, device)) continue;
       p.kg = kg, p.sw = sw;
       fit_gemm_pipeline_depth(problem, p, device);
       out.push_back(p);
     }
+  }
   return out;
 }
 

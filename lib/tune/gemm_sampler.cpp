@@ -1,4 +1,5 @@
 #include <isaac/error.hpp>
+#include <isaac/lower/gemm.hpp>
 #include <isaac/tune/heuristic.hpp>
 #include <isaac/tune/sampler.hpp>
 
@@ -16,7 +17,6 @@ constexpr int thread_tile_values[] = {1, 2, 4, 8, 16};
 constexpr int u_values[] = {4, 8, 16, 32, 64};  // 64: tensor-core sets only
 constexpr int ks_values[] = {1, 2};
 constexpr int kl_values[] = {1, 2, 4, 8};
-constexpr int kg_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 constexpr int vector_values[] = {1, 2, 4, 8};
 constexpr int db_values[] = {0, 1};
 constexpr int sw_values[] = {1, 8};
@@ -65,7 +65,7 @@ std::span<const int> GemmSampler::values(Parameter p) {
     case U: return u_values;
     case KS: return ks_values;
     case KL: return kl_values;
-    case KG: return kg_values;
+    case KG: return lower::gemm_kg_values;
     case VA:
     case VB: return vector_values;
     case DB: return db_values;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -119,15 +120,17 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       levels[slot].push_back(std::uint8_t(it - kg_values.begin()));
     }
   std::vector<BestOf> best_of_split(kg_values.size(), BestOf(static_cast<std::size_t>(per_split)));
+  // Per U slot, whether each split's KG is not a power of two (lower::gemm_split_in_space).
+  std::array<std::vector<bool>, std::tuple_size_v<decltype(space.splits)>> uneven_splits;
+  for (size_t slot = 0; slot < uneven_splits.size(); ++slot)
+    for (auto [kg, sw] : space.splits[slot]) uneven_splits[slot].push_back(!std::has_single_bit(unsigned(kg)));
   auto offer = [&](float score, std::uint64_t id, std::uint8_t level) {
     if (best.wants(score)) best.offer({score, id});
     if (best_of_split[level].wants(score)) best_of_split[level].offer({score, id});
   };
   // SW > 1 is not ranked where the grid fits on the SMs at once (lower::gemm_grid_fits_at_once): where
-  // KG is at most the SMs over the base set's blocks.
-  auto most_kg_at_once = [&](const lower::GemmParams& base) {
-    return device.sm_count / std::max<std::int64_t>(1, lower::gemm_grid_blocks(problem, base));
-  };
+  // KG is at most the SMs over the base set's blocks. Nor are the splits the space leaves out
+  // (lower::gemm_split_in_space).
   if (net.weights.size() == 1) {
     // One hidden layer: each score is one fused pass over the hidden units, nothing materialised.
     const Eigen::VectorXf out = net.weights[0].row(0).transpose();
@@ -137,9 +140,13 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       const size_t slot = size_t(&splits - space.splits.data());
       const MatrixF& delta = deltas[slot];
       const float* base = bases.col(Eigen::Index(b)).data();
-      const std::int64_t at_once = most_kg_at_once(space.bases[b]);
+      const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
+      const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
+      const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
+      const auto& uneven = uneven_splits[slot];
       for (size_t s = 0; s < splits.size(); ++s) {
         if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
+        if (uneven[s] && splits[s].kg > uneven_max) continue;
         const float score =
             hidden_score(base, delta.col(Eigen::Index(s)).data(), out.data(), int(out.size()), out_bias);
         offer(score, std::uint64_t(b) << 8 | s, levels[slot][s]);
@@ -162,9 +169,13 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       const auto& splits = space.splits_of(space.bases[b]);
       const size_t slot = size_t(&splits - space.splits.data());
       const MatrixF& delta = deltas[slot];
-      const std::int64_t at_once = most_kg_at_once(space.bases[b]);
+      const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
+      const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
+      const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
+      const auto& uneven = uneven_splits[slot];
       for (size_t s = 0; s < splits.size(); ++s) {
         if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
+        if (uneven[s] && splits[s].kg > uneven_max) continue;
         z.col(filled) = bases.col(Eigen::Index(b)) + delta.col(Eigen::Index(s));
         ids[size_t(filled)] = std::uint64_t(b) << 8 | s;
         split_levels[size_t(filled++)] = levels[slot][s];

@@ -130,6 +130,7 @@ std::vector<PrunedSet<lower::GemmParams>> prune_gemm_space(const ir::Gemm& probl
   for (const lower::GemmParams& base : space.bases) {
     const int registers = lower::estimate_gemm_registers(problem.dtype, problem.a_trans, problem.b_trans, base);
     for (auto [kg, sw] : space.splits_of(base)) {
+      if (!space.holds(base, {kg, sw})) continue;
       ++report->legal_sets;
       if (sw != 1) continue;
       lower::GemmParams p = base;

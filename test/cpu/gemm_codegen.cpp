@@ -28,6 +28,7 @@
 #include <numeric>
 #include <random>
 #include <regex>
+#include <array>
 #include <set>
 #include <sstream>
 #include <string>
@@ -177,7 +178,7 @@ TEST_CASE("legality: parameters that are not powers of two, or out of range") {
   CHECK_REJECTED(params_f32(with(b, "ML=48")), "ML=48 must be a power of two");
   CHECK_REJECTED(params_f32(with(b, "NS=3")), "NS=3 must be a power of two");
   CHECK_REJECTED(params_f32(with(b, "U=12")), "U=12 must be a power of two");
-  CHECK_REJECTED(params_f32(with(b, "KG=0")), "KG=0 must be a power of two");
+  CHECK_REJECTED(params_f32(with(b, "KG=0")), "KG=0 must be at least 1");
   CHECK_REJECTED(params_f32(with(b, "KL=-2")), "KL=-2 must be a power of two");
   CHECK_REJECTED(params_f32(with(b, "VA=3")), "VA=3 must be a power of two");
   CHECK_REJECTED(params_f32(with(b, "DB=2")), "DB=2 must be 0 or 1");
@@ -706,6 +707,9 @@ TEST_CASE("legality against a problem: KG and the K tiles, sizes") {
   GemmParams b = base_params();
   auto g = ir::dense_gemm(DType::f32, 64, 64, 64, false, false);  // 8 K tiles of U=8
   CHECK_LEGAL(lower::check_gemm(g, with(b, "KG=8")));
+  CHECK_LEGAL(lower::check_gemm(g, with(b, "KG=3")));  // shares of 2, 3 and 3 tiles
+  CHECK_LEGAL(lower::check_gemm(g, with(b, "KG=7")));
+  CHECK_REJECTED(lower::check_gemm(g, with(b, "KG=9")), "KG=9 splits K=64 into more pieces than its 8 tiles of U=8");
   CHECK_REJECTED(lower::check_gemm(g, with(b, "KG=16")), "KG=16 splits K=64 into more pieces than its 8 tiles of U=8");
   CHECK_REJECTED(lower::check_gemm(ir::dense_gemm(DType::f32, 64, 64, 9, false, false), with(b, "KG=4")),
                  "KG=4 splits K=9 into more pieces than its 2 tiles of U=8");
@@ -716,6 +720,29 @@ TEST_CASE("legality against a problem: KG and the K tiles, sizes") {
   CHECK_REJECTED(lower::check_gemm(empty, b), "GEMM sizes must be positive (K may be 0)");
   // Parameter rejections come through check_gemm too.
   CHECK_REJECTED(lower::check_gemm(g, with(b, "ML=48")), "ML=48 must be a power of two");
+}
+
+TEST_CASE("the space holds KG that are not powers of two only for grids of at most 8 blocks per SM") {
+  const lower::DeviceLimits h100;
+  CHECK(lower::gemm_split_in_space(40, 3, h100));
+  CHECK(lower::gemm_split_in_space(40, 24, h100));  // 960 blocks of 1,056
+  CHECK_FALSE(lower::gemm_split_in_space(80, 24, h100));
+  CHECK(lower::gemm_split_in_space(1024, 16, h100));  // powers of two, as before
+  for (auto [m, n, k] : {std::array<std::int64_t, 3>{2560, 64, 2560}, {1024, 1024, 1024}}) {
+    const auto g = ir::dense_gemm(DType::f64, m, n, k, false, false);
+    const auto space = lower::gemm_space(g, h100);
+    std::set<int> uneven;
+    for (const auto& p : space) {
+      if (p.kg & (p.kg - 1)) {
+        uneven.insert(p.kg);
+        REQUIRE(lower::gemm_grid_blocks(g, p) <= 8 * h100.sm_count);
+      }
+    }
+    INFO(m, "x", n, "x", k);
+    CHECK(uneven.count(3) == 1);
+    CHECK(uneven.count(6) == 1);
+    CHECK(lower::gemm_space_levels(g, h100).size() == space.size());
+  }
 }
 
 TEST_CASE("emit_gemm refuses an illegal parameter set with InvalidArgument") {

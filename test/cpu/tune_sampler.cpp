@@ -84,7 +84,7 @@ TEST_CASE("the value lists are gemm_space's") {
              in(P::DB, p.db) && in(P::SW, p.sw) && in(P::TC, p.tc)));
   }
   CHECK(GemmSampler::values(P::ML).size() == 5);
-  CHECK(GemmSampler::values(P::KG).size() == 9);
+  CHECK(GemmSampler::values(P::KG).size() == std::size(lower::gemm_kg_values));
   CHECK(GemmSampler::values(P::ACC).size() == 2);
 }
 

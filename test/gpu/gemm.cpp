@@ -205,6 +205,39 @@ std::vector<Case> make_deep_pipeline_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
+// KG that are not powers of two: K's tiles spread evenly over 3, 5, 6 or 7 blocks, or over as many
+// blocks as there are tiles (one each), K ending in a partial tile, in both modes, for FMA, TC=1
+// and (on sm_90) TC=2 with TMA sets, in every layout.
+std::vector<Case> make_uneven_split_cases(const lower::DeviceLimits& limits) {
+  std::vector<Case> cases;
+  std::mt19937_64 rng(3567);
+  const Shape shapes[] = {{67, 45, 7 * 64 + 5, 1, 0}, {130, 33, 29 * 16 + 3, 2, 8}};
+  for (ir::DType t : {ir::DType::f32, ir::DType::f64, ir::DType::f16})
+    for (int layout = 0; layout < 4; ++layout)
+      for (const Shape& s : shapes) {
+        bool at = layout & 1, bt = layout & 2;
+        const ir::Gemm g = t == ir::DType::f16 && limits.sm == 90 ? wgmma_problem(s, at, bt)
+                                                                   : padded(t, s.m, s.n, s.k, at, bt, s.batch, s.pad);
+        std::vector<std::vector<lower::GemmParams>> by_tc(3);
+        for (const auto& p : lower::gemm_space(g, limits))
+          if (p.kg == 1) by_tc[std::size_t(p.tc)].push_back(p);
+        for (const auto& family : by_tc) {
+          if (family.empty()) continue;
+          lower::GemmParams p = family[std::uniform_int_distribution<size_t>(0, family.size() - 1)(rng)];
+          const int k_tiles = int((g.k + p.u - 1) / p.u);
+          const int uneven[] = {3, 5, 6, 7};
+          for (int kg : {uneven[cases.size() % 4], k_tiles}) {
+            p.kg = kg;
+            lower::fit_gemm_pipeline_depth(g, p, limits);
+            if (!lower::check_gemm(g, p, limits)) continue;
+            for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
+              cases.push_back({g, -0.5, cases.size() % 2 ? 0.0 : 0.5, p, mode});
+          }
+        }
+      }
+  return cases;
+}
+
 // Runs one case on the GPU and compares every element of C (padding included) with the reference.
 void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   const ir::Gemm& g = c.problem;
@@ -334,6 +367,15 @@ TEST_CASE("GEMM TC=2 TMA=1 ST: deeper TMA pipelines match the float64 reference 
   std::set<int> depths;
   for (const Case& c : cases) depths.insert(c.params.st);
   CHECK(depths == std::set<int>{5, 8, 13, 16});
+  compile_and_check(cases);
+}
+
+TEST_CASE("GEMM: KG that are not powers of two spread K evenly and match the float64 reference") {
+  const auto cases = make_uneven_split_cases(device_limits(runtime::device_info(0)));
+  std::set<int> uneven;
+  for (const Case& c : cases)
+    if (c.params.kg & (c.params.kg - 1)) uneven.insert(c.params.kg);
+  CHECK(uneven.size() >= 4);
   compile_and_check(cases);
 }
 

@@ -165,6 +165,20 @@ std::int64_t gemm_grid_blocks(const ir::Gemm& problem, const GemmParams& p);
 // 5% faster in 1 (geometric mean 0.99), so the model search ranks SW = 1 alone for them.
 bool gemm_grid_fits_at_once(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
 
+// The grid splits (KG) the space holds. Beside the powers of two it holds values that spread a thin
+// problem's grid more evenly over the SMs: 40 tiles x KG = 6 run 240 blocks, where 8 run 320, 2.42
+// per SM on the H100. The kernel spreads K's tiles evenly over any KG. On the H100 the sweep chose
+// KG = 6 for f64 and f32 DeepBench-F 2560x64 (+10% and +5%), and 3, 5, 6 or 24 on four other rows.
+inline constexpr int gemm_kg_values[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 128, 256};
+// A KG that is not a power of two is in the space only while the split grid stays within this many
+// blocks per SM: larger grids are balanced by their number alone, and those splits would only
+// lengthen the search (they nearly doubled the f16 4096^3 space).
+inline constexpr int gemm_uneven_split_blocks_per_sm = 8;
+// The largest KG that is not a power of two the space holds for a set whose unsplit grid (KG = 1)
+// has `unsplit_blocks` blocks, and whether it holds a given KG.
+std::int64_t gemm_max_uneven_split(std::int64_t unsplit_blocks, const DeviceLimits& device = {});
+bool gemm_split_in_space(std::int64_t unsplit_blocks, int kg, const DeviceLimits& device = {});
+
 // The template's search space for a problem, in two levels: every legal "base" set (KG = 1, SW = 1)
 // and the KG and SW values each base set allows. Given a legal base set, whether a KG is legal
 // depends only on U (KG may not exceed the K tiles), so the splits are listed per U.
@@ -174,7 +188,11 @@ struct GemmSpace {
     int kg, sw;
   };
   std::array<std::vector<Split>, 5> splits;  // by log2(U) - 2, U in {4, 8, 16, 32, 64}
+  ir::Gemm problem;
+  DeviceLimits device;
   const std::vector<Split>& splits_of(const GemmParams& base) const;
+  // Whether the space holds a base set with this split of its U (gemm_split_in_space).
+  bool holds(const GemmParams& base, Split split) const;
   std::size_t size() const;  // legal sets in all
 };
 GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device = {});

@@ -11,7 +11,8 @@
 namespace isaac::tune {
 
 // Up to `count` sets legal for `problem` on `device` that equal `best` but for KG: KG = 1 first,
-// then the splits nearest to best's (half, double, a quarter, four times, ...), each KG once.
+// then the space's splits nearest to best's on a log scale (for KG = 8: 10, 6, 12, 5, 4, 16, ...),
+// each KG once.
 std::vector<lower::GemmParams> grid_split_siblings(const ir::Gemm& problem, const lower::GemmParams& best,
                                                    const lower::DeviceLimits& device, int count);
 
