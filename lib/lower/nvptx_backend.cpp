@@ -1,5 +1,7 @@
 #include "lower/nvptx_backend.hpp"
 
+#include "lower/pass_pipelines.hpp"
+
 #include <isaac/error.hpp>
 
 #include <llvm/Analysis/CGSCCPassManager.h>
@@ -100,9 +102,10 @@ std::string compile_to_ptx(llvm::Module& module, const Target& target, Optimisat
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  builder.buildPerModuleDefaultPipeline(level == Optimisation::full ? llvm::OptimizationLevel::O3
-                                                                     : llvm::OptimizationLevel::O1)
-      .run(module, mam);
+  llvm::ModulePassManager passes;
+  if (auto error = builder.parsePassPipeline(passes, pass_pipeline(level)))
+    throw Error("internal error: LLVM cannot parse isaac's pass pipeline: " + llvm::toString(std::move(error)));
+  passes.run(module, mam);
 
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream ptx_stream(ptx);
