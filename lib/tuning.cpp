@@ -171,8 +171,12 @@ struct GemmPattern {
 
   ir::DType dtype() const { return problem.dtype; }
   std::string layout() const { return fmt::format("{}{}", problem.a_trans ? 'T' : 'N', problem.b_trans ? 'T' : 'N'); }
-  std::string shape() const { return ir::to_string(problem); }
-  std::string bucket() const { return tune::gemm_bucket(problem, options.gemm_buckets); }
+  // Decisions made with f32 on the tensor cores are kept apart from those without.
+  std::string tensor_cores() const {
+    return problem.dtype == ir::DType::f32 && options.f32_tensor_cores ? " f32-tensor-cores" : "";
+  }
+  std::string shape() const { return ir::to_string(problem) + tensor_cores(); }
+  std::string bucket() const { return tune::gemm_bucket(problem, options.gemm_buckets) + tensor_cores(); }
   bool legal(const Params& p) const { return lower::gemm_legal(problem, p, limits); }
   static Params parse(std::string_view text) { return lower::parse_gemm_params(text); }
   Params fallback() const { return tune::heuristic_gemm(problem, limits); }
@@ -480,7 +484,9 @@ DecisionOf<Pattern> choose(Pattern& pattern, const TuningOptions& options) {
 
 GemmDecision choose_gemm(const ir::Gemm& problem, const TuningOptions& options) {
   const runtime::DeviceInfo info = runtime::device_info(options.ordinal);
-  GemmPattern pattern{problem, options, info, device_limits(info), {}, {}, {}, {}};
+  lower::DeviceLimits limits = device_limits(info);
+  limits.f32_tensor_cores = options.f32_tensor_cores;
+  GemmPattern pattern{problem, options, info, limits, {}, {}, {}, {}};
   return choose(pattern, options);
 }
 

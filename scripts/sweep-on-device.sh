@@ -12,8 +12,11 @@
 #   SWEEP_ONLY    space-separated job-name parts (e.g. "DeepBench ICA"), swept one after another;
 #                 default "": every problem
 #   SWEEP_SECONDS budget of each part (default 200)
-#   TC_FRACTION   share of the f16/f64 sample from TC=1 sets (default 0.5)
+#   TC_FRACTION   share of the sample from tensor-core sets (default 0.5)
+#   SWEEP_TC      sample only the sets with this TC (default -1: all)
+#   SWEEP_SECONDS_<n>  the budget of the n-th part (from 1), where it differs from SWEEP_SECONDS
 #   RUN           1 (default): isaac against cuBLAS afterwards
+#   RUN_DTYPES    the dtypes of that run (default f32,f16,f64)
 set -uo pipefail
 out=${OUT:?set OUT to the folder that receives the results}
 bin=/tmp/isaac/bin
@@ -34,16 +37,21 @@ done
 cp bench/results/gemm-sweep-winners.csv "$out/gemm-sweep-winners.csv"
 read -ra parts <<< "${SWEEP_ONLY:-}"
 ((${#parts[@]})) || parts=("")
+part=0
 for only in "${parts[@]}"; do
-  echo "=== ${SWEEP_DTYPES:-f16} sweep of '${only}' $(date -u +%T) ==="
-  timeout -k 10 $((${SWEEP_SECONDS:-200} + 60)) "$bin/isaac-bench-gemm" sweep --dtypes "${SWEEP_DTYPES:-f16}" --merge \
-    --only "$only" --tc-fraction "${TC_FRACTION:-0.5}" --budget-seconds "${SWEEP_SECONDS:-200}" \
+  part=$((part + 1))
+  seconds_var=SWEEP_SECONDS_$part
+  seconds=${!seconds_var:-${SWEEP_SECONDS:-200}}
+  echo "=== ${SWEEP_DTYPES:-f16} sweep of '${only}' for ${seconds} s $(date -u +%T) ==="
+  timeout -k 10 $((seconds + 60)) "$bin/isaac-bench-gemm" sweep --dtypes "${SWEEP_DTYPES:-f16}" --merge \
+    --only "$only" --tc-fraction "${TC_FRACTION:-0.5}" --tc "${SWEEP_TC:--1}" --budget-seconds "$seconds" \
     --out "$out/gemm-sweep-winners.csv" --all "$out/gemm-sweep-all.csv" | tail -40
   echo "sweep exit ${PIPESTATUS[0]}"
 done
 if [[ ${RUN:-1} == 1 ]]; then
   echo "=== isaac vs cuBLAS $(date -u +%T) ==="
   timeout -k 10 200 "$bin/isaac-bench-gemm" run --winners "$out/gemm-sweep-winners.csv" --csv "$out/h100-gemm.csv" \
+    --dtypes "${RUN_DTYPES:-f32,f16,f64}" \
     -- --benchmark_out="$out/gemm-run.json" --benchmark_out_format=json 2>&1 | tail -70
   echo "run exit ${PIPESTATUS[0]}"
 fi

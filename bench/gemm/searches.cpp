@@ -110,6 +110,7 @@ int searches_main(const SearchesOptions& o) {
     options.anneal_budget = o.anneal_budget;
     options.mode = mode;
     options.database = false;
+    options.f32_tensor_cores = true;  // as in the brute-force space
     for (std::size_t i = 0; i < rows.size(); ++i) {
       Row* row = rows[i].get();
       const auto start = std::chrono::steady_clock::now();

@@ -154,6 +154,7 @@ int tuned_main(const TunedOptions& o) {
         options.top_k = o.top_k;
         options.mode = mode;
         options.database = false;
+        options.f32_tensor_cores = true;  // as in the brute-force space, and in `limits` above
         row->decision = choose_gemm(row->gemm, options);
         row->params[topk] = row->decision.params;
         if (!o.candidates_csv.empty())

@@ -53,9 +53,17 @@ struct GemmLayout {
       // per warp, the least 256 bytes need. 8 (mod 16) put rows 0 and 2 on the same banks (four
       // wavefronts, measured by Nsight Compute), and so did the 16-byte pad. Rows stay 16-byte
       // aligned for cp.async: the lengths are even.
-      auto f64_pad = [](int length) { return ((4 - length) % 16 + 16) % 16; };
-      pad_a = elem == 8 ? f64_pad(a_rows_k ? p.ml : p.u) : 16 / elem;
-      pad_b = elem == 8 ? f64_pad(b_rows_k ? p.nl : p.u) : 16 / elem;
+      // f32 (TF32) fragments are single 4-byte loads, lane 4 g + q reading (k = q, m or n = g): a
+      // row length of 8 (mod 32) elements in a K-row tile (q * 8 + g) and of 4 (mod 32) in an M- or
+      // N-row one (g * 4 + q) puts the 32 lanes on 32 distinct banks.
+      auto pad_to = [](int length, int residue, int modulus) { return ((residue - length) % modulus + modulus) % modulus; };
+      auto pad = [&](bool rows_k, int length) {
+        if (elem == 8) return pad_to(length, 4, 16);
+        if (elem == 4) return pad_to(length, rows_k ? 8 : 4, 32);
+        return 16 / elem;
+      };
+      pad_a = pad(a_rows_k, a_rows_k ? p.ml : p.u);
+      pad_b = pad(b_rows_k, b_rows_k ? p.nl : p.u);
       pitch_a = (a_rows_k ? p.ml : p.u) + pad_a;
       pitch_b = (b_rows_k ? p.nl : p.u) + pad_b;
       stage_a = (a_rows_k ? p.u : p.ml) * pitch_a;

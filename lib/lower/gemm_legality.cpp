@@ -48,8 +48,10 @@ RegisterDemand register_demand(const GemmLayout& l, ir::DType dtype, const GemmP
   int fragment_bytes = dtype == ir::DType::f16 && p.acc32 ? 4 : l.elem;
   // mma.sync: per 16-deep step, MS/2 A fragments of 4 registers and NS/2 B fragments of 2 (f64: MS
   // and NS/2 doubles per 4-deep step, as many registers); cp.async stages nothing in registers.
-  // wgmma (TC=2) reads both operands from shared memory: no fragments.
-  int fragments = p.tc == 2 ? 0 : p.tc ? 2 * p.ms + p.ns : regs(p.ks * (p.ms + p.ns), fragment_bytes);
+  // f32 (TF32, per 8-deep step): 2 MS and NS floats, each split in two. wgmma (TC=2) reads both
+  // operands from shared memory: no fragments.
+  const int tc_fragments = (dtype == ir::DType::f32 ? 2 : 1) * (2 * p.ms + p.ns);
+  int fragments = p.tc == 2 ? 0 : p.tc ? tc_fragments : regs(p.ks * (p.ms + p.ns), fragment_bytes);
   return {regs(p.ms * p.ns, l.acc_elem), fragments,
           p.db && !p.tc ? regs(l.loads_a * p.va + l.loads_b * p.vb, l.elem) : 0, l.loads_a + l.loads_b, p.u / p.kl};
 }

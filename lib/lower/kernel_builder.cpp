@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include <string_view>
 
@@ -359,6 +360,7 @@ void TiledKernelBuilder::store_tile(Value* stage) {
 // matrix. Tiles stored with rows along K need .trans for that; tiles with rows along M (or N) do not.
 void TiledKernelBuilder::compute_stage_mma(Value* stage) {
   if (elem_->isDoubleTy()) return compute_stage_dmma(stage);
+  if (elem_->isFloatTy()) return compute_stage_tf32(stage);
   int steps = t_.u / t_.kl;
   Value* k_first = b_.CreateMul(tk_, c32(steps));
   Value* q = b_.CreateUDiv(lane_, c32(8));
@@ -417,11 +419,9 @@ void TiledKernelBuilder::compute_stage_mma(Value* stage) {
   }
 }
 
-// f64: per 4-deep step, each thread loads its A elements (row g of each 8-row mma tile, column t)
-// and B elements (row t, column g of each 8-column tile) from shared memory, and the warp issues
-// MS x (NS/2) mma.sync.m8n8k4.f64 (on sm_90, pairs of them as m16n8k4), whose accumulator fragment
-// is the pair of columns (2t, 2t + 1) at row g: the same cells as the f16 layout.
-void TiledKernelBuilder::compute_stage_dmma(Value* stage) {
+// f64 and f32 (TF32) fragments are single loads: lane 4 g + t reads (k = t, m or n = g) of each
+// tile. The shared-memory index of the lane's first A and B elements in stage `stage`.
+std::pair<llvm::Value*, llvm::Value*> TiledKernelBuilder::lane_fragment_bases(Value* stage) {
   int steps = t_.u / t_.kl;
   Value* k_lane = b_.CreateAdd(b_.CreateMul(tk_, c32(steps)), quad_);
   Value* m_lane = b_.CreateAdd(b_.CreateMul(wm_, c32(8 * t_.ms)), group_);
@@ -432,7 +432,20 @@ void TiledKernelBuilder::compute_stage_dmma(Value* stage) {
   Value* a_base = b_.CreateAdd(b_.CreateMul(stage, c32(l_.stage_a)), at(a_rows_k(), l_.pitch_a, k_lane, m_lane));
   Value* b_base = b_.CreateAdd(b_.CreateAdd(c32(l_.stages * l_.stage_a), b_.CreateMul(stage, c32(l_.stage_b))),
                                at(b_rows_k(), l_.pitch_b, k_lane, n_lane));
-  auto offset = [&](bool rows_k, int pitch, int k, int mn) { return rows_k ? k * pitch + mn : mn * pitch + k; };
+  return {a_base, b_base};
+}
+
+// The offset of element (k, mn) of a tile from the lane's base, in a tile with rows along K or not.
+static int lane_fragment_offset(bool rows_k, int pitch, int k, int mn) { return rows_k ? k * pitch + mn : mn * pitch + k; }
+
+// f64: per 4-deep step, each thread loads its A elements (row g of each 8-row mma tile, column t)
+// and B elements (row t, column g of each 8-column tile) from shared memory, and the warp issues
+// MS x (NS/2) mma.sync.m8n8k4.f64 (on sm_90, pairs of them as m16n8k4), whose accumulator fragment
+// is the pair of columns (2t, 2t + 1) at row g: the same cells as the f16 layout.
+void TiledKernelBuilder::compute_stage_dmma(Value* stage) {
+  int steps = t_.u / t_.kl;
+  auto [a_base, b_base] = lane_fragment_bases(stage);
+  auto offset = lane_fragment_offset;
   auto load = [&](Value* index) {
     return b_.CreateAlignedLoad(elem_, gep(elem_, smem_, index), llvm::Align(l_.elem));
   };
@@ -456,6 +469,64 @@ void TiledKernelBuilder::compute_stage_dmma(Value* stage) {
                              : b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, {},
                                                   {a[i], bv[j], c[0], c[1]});
         for (unsigned e = 0; e < cells.size(); ++e) b_.CreateStore(b_.CreateExtractValue(d, e), cells[e]);
+      }
+  }
+}
+
+// f32 on tensor cores: per 8-deep step, each thread loads its A elements (row g of each 8-row
+// tile, columns t and t + 4) and B elements (rows t and t + 4, column g of each 8-column tile), as
+// mma.sync.m16n8k8.tf32 places them, and splits each x into TF32 parts hi = rna(x) and lo =
+// rna(x - hi), with |x - hi - lo| <= 2^-22 |x|. Three mma per 16 x 8 tile add a_lo b_hi, a_hi b_lo
+// and a_hi b_hi: each product is off by at most about 3 x 2^-22 of |a b| (the dropped a_lo b_lo and
+// the two remainders), where one TF32 product would be off by about 2^-10. An infinite or NaN
+// element, or one whose rounding overflows (|x| > 3.40265e38), makes its lo NaN, and with it every
+// cell it reaches: GemmEmitter::recompute_nan_cells computes those again. Handling such values here
+// instead (a third word per element, zero where hi is not finite) made the kernels 1.3x slower.
+// The accumulator fragment is the f64 layout's: rows g and g + 8 are tiles 2p and 2p + 1.
+void TiledKernelBuilder::compute_stage_tf32(Value* stage) {
+  int steps = t_.u / t_.kl;
+  auto [a_base, b_base] = lane_fragment_bases(stage);
+  auto offset = lane_fragment_offset;
+  struct Parts {
+    Value *hi, *lo;
+  };
+  // hi rounds with integer arithmetic: half a TF32 unit added to the magnitude's bits, then the low 13
+  // bits cleared, is rna for every finite x whose rounding does not overflow. cvt.rna would also
+  // test for infinities and NaN first, which costs a compare and a select per element; here such an
+  // x gives a NaN lo, and the cells it reaches are computed again. lo keeps cvt.rna, which keeps a NaN
+  // a NaN (adding to the canonical NaN's bits carries into the sign and leaves -0).
+  auto load_split = [&](Value* index) {
+    Value* x = b_.CreateAlignedLoad(elem_, gep(elem_, smem_, index), llvm::Align(l_.elem));
+    Value* hi = b_.CreateAnd(b_.CreateAdd(b_.CreateBitCast(x, i32_), c32(0x1000)), c32(static_cast<int>(0xffffe000u)));
+    Value* rest = b_.CreateFSub(x, b_.CreateBitCast(hi, elem_));
+    return Parts{hi, b_.CreateIntrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {rest})};
+  };
+  for (int step = 0; step < steps; step += 8) {
+    if (step > 0) memory_fence();
+    // a[i][h]: 8-row tile i at columns t + 4 h of the step; bv[j][h]: 8-column tile j at rows t + 4 h.
+    std::vector<std::array<Parts, 2>> a(t_.ms), bv(t_.ns / 2);
+    for (int i = 0; i < t_.ms; ++i)
+      for (int h = 0; h < 2; ++h)
+        a[i][h] = load_split(b_.CreateAdd(a_base, c32(offset(a_rows_k(), l_.pitch_a, step + 4 * h, 8 * i))));
+    for (int j = 0; j < t_.ns / 2; ++j)
+      for (int h = 0; h < 2; ++h)
+        bv[j][h] = load_split(b_.CreateAdd(b_base, c32(offset(b_rows_k(), l_.pitch_b, step + 4 * h, 8 * j))));
+    for (int i = 0; i < t_.ms; i += 2)
+      for (int j = 0; j < t_.ns / 2; ++j) {
+        llvm::AllocaInst* cells[4] = {acc_cells_[i * t_.ns + 2 * j], acc_cells_[i * t_.ns + 2 * j + 1],
+                                      acc_cells_[(i + 1) * t_.ns + 2 * j], acc_cells_[(i + 1) * t_.ns + 2 * j + 1]};
+        Value* c[4];
+        for (int e = 0; e < 4; ++e) c[e] = b_.CreateLoad(acc_, cells[e]);
+        auto mma = [&](Value* Parts::*from_a, Value* Parts::*from_b) {
+          Value* d = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32, {},
+                                        {a[i][0].*from_a, a[i + 1][0].*from_a, a[i][1].*from_a, a[i + 1][1].*from_a,
+                                         bv[j][0].*from_b, bv[j][1].*from_b, c[0], c[1], c[2], c[3]});
+          for (unsigned e = 0; e < 4; ++e) c[e] = b_.CreateExtractValue(d, e);
+        };
+        mma(&Parts::lo, &Parts::hi);
+        mma(&Parts::hi, &Parts::lo);
+        mma(&Parts::hi, &Parts::hi);
+        for (int e = 0; e < 4; ++e) b_.CreateStore(c[e], cells[e]);
       }
   }
 }
@@ -612,6 +683,7 @@ void TiledKernelBuilder::compute_stage(Value* stage) {
 void TiledKernelBuilder::accumulate_and_store(Value* full, Value* total, bool overlap_previous) {
   allocate_accumulators();
   main_loop(full, total);
+  recompute_nan_cells();
   reduce_warp_groups();
   if (overlap_previous) {
     // The output is touched only after this point: a split's reduce kernel may start now, and the

@@ -142,6 +142,9 @@ class TiledKernelBuilder : public KernelBuilder {
   // TMA=1 (GEMM only): one thread copies stage `tile` into buffer `buffer` with tensor copies that
   // complete on the mbarrier at `barrier`, which expects the stage's bytes.
   virtual void copy_tile_tma(Value* tile, Value* buffer, Value* barrier);
+  // Called between the main loop and the warp-group reduction: GEMM's f32 tensor-core kernels
+  // compute again, with FMA, the cells that came out NaN.
+  virtual void recompute_nan_cells() {}
   int stage_bytes() const { return (l_.stage_a + l_.stage_b) * l_.elem; }
   bool a_rows_k() const { return l_.a_rows_k; }
   bool b_rows_k() const { return l_.b_rows_k; }
@@ -171,6 +174,8 @@ class TiledKernelBuilder : public KernelBuilder {
   void compute_stage(Value* stage);
   void compute_stage_mma(Value* stage);
   void compute_stage_dmma(Value* stage);
+  void compute_stage_tf32(Value* stage);
+  std::pair<Value*, Value*> lane_fragment_bases(Value* stage);
   void compute_stage_wgmma(Value* stage);
   // wgmma.mma_async m64nNk16, f32 += f16 x f16, on the accumulator cells `cells` (N/2 of them).
   void wgmma(Value* a_descriptor, Value* b_descriptor, const std::vector<llvm::AllocaInst*>& cells, int n);

@@ -66,19 +66,29 @@ Legality check_tensor_core_tiling(ir::DType dtype, const GemmParams& p, const De
   if (p.tc < 0 || p.tc > 2) return no<Explain>("TC={} must be 0, 1 or 2", p.tc);
   if (!p.tc) return {};
   if (p.tc == 2) return check_warp_group_tiling<Explain>(dtype, p, device, key);
-  const bool f64 = dtype == ir::DType::f64;
-  if (dtype != ir::DType::f16 && !f64)
-    return no<Explain>("TC=1 (tensor cores) is implemented for f16 and f64, not {}", ir::name(dtype));
+  const bool f64 = dtype == ir::DType::f64, f32 = dtype == ir::DType::f32;
+  if (f32 && &key != &gemm_keys)
+    return no<Explain>("TC=1 for f32 (three TF32 products per tile) is implemented for GEMM only: use TC=0");
+  if (dtype != ir::DType::f16 && !f64 && !f32)
+    return no<Explain>("TC=1 (tensor cores) is implemented for f16, f32 and f64, not {}", ir::name(dtype));
+  if (f32 && !device.f32_tensor_cores)
+    return no<Explain>("TC=1 for f32 (three TF32 products per term, a larger rounding error than FMA) is off: "
+                       "TuningOptions::f32_tensor_cores turns it on");
   if (device.sm < 80)
-    return no<Explain>("TC=1 needs mma.sync ({}), sm_80 or newer, not sm_{}", f64 ? "m8n8k4.f64" : "m16n8k16", device.sm);
+    return no<Explain>("TC=1 needs mma.sync ({}), sm_80 or newer, not sm_{}",
+                       f64 ? "m8n8k4.f64" : f32 ? "m16n8k8.tf32" : "m16n8k16", device.sm);
   if (!p.acc32) return no<Explain>("TC=1 accumulates f16 products in f32: ACC must be 32");
-  const int depth = f64 ? 4 : 16;  // K of one mma
+  const int depth = f64 ? 4 : f32 ? 8 : 16;  // K of one mma
   if (p.ks != 1)
     return no<Explain>("TC=1 reads fragments one {}-deep step at a time: {}={} must be 1", depth, key.ks, p.ks);
   if (f64 && p.ns % 2)
     return no<Explain>("TC=1 gives each warp an (8 {}) x (4 {}) tile of 8x8 mma tiles: {}={} must be even", key.ms,
                        key.ns, key.ns, p.ns);
-  if (!f64 && (p.ms % 2 || p.ns % 4))
+  if (f32 && (p.ms % 2 || p.ns % 2))
+    return no<Explain>("TC=1 gives each warp an (8 {0}) x (4 {1}) tile of 16x8 mma tiles: {0}={2} and {1}={3} must "
+                       "be even",
+                       key.ms, key.ns, p.ms, p.ns);
+  if (dtype == ir::DType::f16 && (p.ms % 2 || p.ns % 4))
     return no<Explain>("TC=1 gives each warp an (8 {0}) x (4 {1}) tile of 16x8 mma tiles, read in 16-wide pairs "
                        "along {1}: {0}={2} must be even and {1}={3} a multiple of 4",
                        key.ms, key.ns, p.ms, p.ns);

@@ -335,13 +335,26 @@ TEST_CASE("legality: f16 accumulation needs an even MS, bf16 is not available") 
                  "bf16 GEMM needs the tensor-core template");
 }
 
-TEST_CASE("legality: TC=1 (tensor cores) needs f16 or f64, sm_80, f32 accumulation and mma-shaped warp tiles") {
+TEST_CASE("legality: TC=1 (tensor cores) needs f16, f32 or f64, sm_80, f32 accumulation and mma-shaped warp tiles") {
   // 8 x 4 warps' threads of 8 MS x 4 NS each: a 128 x 128 tile of 256 threads, U = 32.
   GemmParams t = lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=8,U=32,VA=8,VB=8,LA=16,LB=4,TC=1");
   CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, t, {}));
   CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, with(t, "KL=2,NL=64"), {}));
-  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, with(t, "VA=4,VB=4,LA=32,LB=8"), {}),
-                 "TC=1 (tensor cores) is implemented for f16 and f64, not f32");
+  // f32 (three mma.m16n8k8.tf32 per tile): MS and NS even and U/KL a multiple of 8.
+  GemmParams f = with(t, "VA=4,VB=4,LA=32,LB=8");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f32, false, false, f, {}));
+  CHECK_LEGAL(lower::check_gemm_params(DType::f32, true, true, with(f, "NS=2,NL=32,U=8,LA=2,LB=32,VB=1"), {}));
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, with(f, "NS=1,NL=16,LB=4"), {}),
+                 "MS=8 and NS=1 must be even");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, with(f, "U=8,KL=2,LB=2"), {}),
+                 "TC=1 consumes K 8 at a time: U/KL=8/2 must be a multiple of 8");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, f, {.sm = 75}),
+                 "TC=1 needs mma.sync (m16n8k8.tf32), sm_80 or newer, not sm_75");
+  // The tuner takes f32 TC=1 only when asked (TuningOptions::f32_tensor_cores).
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, f, {.f32_tensor_cores = false}),
+                 "TC=1 for f32 (three TF32 products per term, a larger rounding error than FMA) is off");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, t, {.f32_tensor_cores = false}));
+  CHECK_REJECTED(lower::check_gemm_params(DType::bf16, false, false, t, {}), "bf16 GEMM needs the tensor-core template");
   // f64 (mma.m8n8k4): NS even and U/KL a multiple of 4.
   GemmParams d = lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=8,U=16,VA=2,VB=2,LA=32,LB=8,TC=1");
   CHECK_LEGAL(lower::check_gemm_params(DType::f64, false, false, d, {}));
@@ -369,14 +382,17 @@ TEST_CASE("legality: TC=1 (tensor cores) needs f16 or f64, sm_80, f32 accumulati
                  "U/KL=16/2 must be a multiple of 16");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(t, "TC=3"), {}), "TC=3 must be 0, 1 or 2");
   CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, with(t, "VA=1,LA=128"), {}));
-  // The space lists TC=1 sets for f16 and f64 on sm_80+, and only there.
-  auto count_tc = [](DType dtype, int sm) {
-    auto space = lower::gemm_space(ir::dense_gemm(dtype, 1024, 1024, 1024, false, false), {.sm = sm});
+  // The space lists TC=1 sets for f16, f32 and f64 on sm_80+, and only there.
+  auto count_tc = [](DType dtype, int sm, bool f32_tensor_cores = true) {
+    auto space = lower::gemm_space(ir::dense_gemm(dtype, 1024, 1024, 1024, false, false),
+                                   {.sm = sm, .f32_tensor_cores = f32_tensor_cores});
     return std::count_if(space.begin(), space.end(), [](const GemmParams& p) { return p.tc == 1; });
   };
   CHECK(count_tc(DType::f16, 90) > 100);
   CHECK(count_tc(DType::f16, 75) == 0);
-  CHECK(count_tc(DType::f32, 90) == 0);
+  CHECK(count_tc(DType::f32, 90) > 100);
+  CHECK(count_tc(DType::f32, 75) == 0);
+  CHECK(count_tc(DType::f32, 90, false) == 0);
   CHECK(count_tc(DType::f64, 90) > 100);
   CHECK(count_tc(DType::f64, 75) == 0);
 }

@@ -89,7 +89,7 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
-// Tensor-core (TC=1) f16 and f64 kernels: random TC sets of the space for every layout and awkward
+// Tensor-core (TC=1) f16, f32 (TF32 parts) and f64 kernels: random TC sets of the space for every layout and awkward
 // size, with warp-group (KL) and block (KG) splits where the problem allows them.
 std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
   std::vector<Case> cases;
@@ -99,7 +99,7 @@ std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
       {1, 1, 1, 1, 0},     {37, 53, 61, 1, 0},    {65, 17, 33, 1, 4},   {128, 128, 1, 1, 0},
       {31, 29, 60000, 1, 0}, {257, 129, 97, 1, 0}, {64, 64, 128, 3, 4}, {129, 65, 2053, 1, 0},
   };
-  for (ir::DType t : {ir::DType::f16, ir::DType::f64})
+  for (ir::DType t : {ir::DType::f16, ir::DType::f32, ir::DType::f64})
   for (int layout = 0; layout < 4; ++layout)
     for (const Shape& s : shapes) {
       bool at = layout & 1, bt = layout & 2;
@@ -238,6 +238,21 @@ std::vector<Case> make_uneven_split_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
+// C = alpha op(A) op(B) + beta C on the GPU, from and back to host arrays.
+HostArray run_on_gpu(const CompiledGemm& kernel, const ir::Gemm& g, const HostArray& a, const HostArray& b,
+                     const HostArray& c_in, double alpha, double beta) {
+  runtime::Buffer da(a.bytes.size()), db(b.bytes.size()), dc(c_in.bytes.size());
+  da.upload(a.bytes.data(), a.bytes.size());
+  db.upload(b.bytes.data(), b.bytes.size());
+  dc.upload(c_in.bytes.data(), c_in.bytes.size());
+  runtime::Stream stream;
+  kernel.run(g, dc.ptr(), da.ptr(), db.ptr(), alpha, beta, stream);
+  stream.synchronize();
+  HostArray c_out(g.dtype, c_in.size());
+  dc.download(c_out.bytes.data(), c_out.bytes.size());
+  return c_out;
+}
+
 // Runs one case on the GPU and compares every element of C (padding included) with the reference.
 void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   const ir::Gemm& g = c.problem;
@@ -250,15 +265,7 @@ void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   if (c.beta == 0)
     for (size_t i = 0; i < c_in.size(); ++i) c_in.set(i, std::nan(""));
 
-  runtime::Buffer da(a.bytes.size()), db(b.bytes.size()), dc(c_in.bytes.size());
-  da.upload(a.bytes.data(), a.bytes.size());
-  db.upload(b.bytes.data(), b.bytes.size());
-  dc.upload(c_in.bytes.data(), c_in.bytes.size());
-  runtime::Stream stream;
-  kernel.run(g, dc.ptr(), da.ptr(), db.ptr(), c.alpha, c.beta, stream);
-  stream.synchronize();
-  HostArray c_out(g.dtype, storage.c);
-  dc.download(c_out.bytes.data(), c_out.bytes.size());
+  const HostArray c_out = run_on_gpu(kernel, g, a, b, c_in, c.alpha, c.beta);
 
   std::vector<double> expected = c_in.values, magnitude(c_in.size());
   ir::reference_gemm(g, c.alpha, c.beta, a.values.data(), b.values.data(), expected.data());
@@ -276,8 +283,10 @@ void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
                            : g.dtype == ir::DType::f64                  ? ir::DType::f64
                                                                         : ir::DType::f32;
   // Tensor cores round their f32 sums toward zero, not to nearest: twice the unit roundoff, counted
-  // here as twice the terms.
-  std::int64_t terms = (c.params.tc ? 2 : 1) * (g.k + c.params.kg + 2);
+  // here as twice the terms. f32 on tensor cores adds three TF32 products per term, each off by at
+  // most about 3 x 2^-22 = 12 f32 roundoffs of |a b| (TiledKernelBuilder::compute_stage_tf32): 13 more.
+  const bool tf32 = c.params.tc && g.dtype == ir::DType::f32;
+  std::int64_t terms = (c.params.tc ? 2 : 1) * (tf32 ? 3 : 1) * (g.k + c.params.kg + 2) + (tf32 ? 13 : 0);
   // Atomic KG splits add their partial sums in C's own type, after C was scaled by beta.
   int output_roundings = c.params.kg > 1 && c.mode == lower::SplitMode::atomic ? c.params.kg + 2 : 1;
   auto bound_at = [&](std::size_t i) {
@@ -306,6 +315,44 @@ void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   CHECK_MESSAGE(wrong == 0, wrong << " wrong elements; first: " << first);
 }
 
+// f32 on tensor cores splits each element into TF32 parts (TiledKernelBuilder::compute_stage_tf32),
+// and computes the cells that come out NaN again with FMA (GemmEmitter::recompute_nan_cells). Rows 0
+// to 3 of A hold +inf, NaN, -inf and 3.4028e38 at k = 5 (the last rounds to infinity as TF32): rows
+// 0 to 2 of C must be IEEE's +-inf and NaN, rows 3 and up finite and within the bound.
+void check_special_values(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
+  const ir::Gemm& g = c.problem;
+  auto storage = ir::gemm_storage(g);
+  HostArray a(g.dtype, storage.a), b(g.dtype, storage.b), c_in(g.dtype, storage.c);
+  a.fill_random(rng);
+  b.fill_random(rng);
+  for (size_t i = 0; i < c_in.size(); ++i) c_in.set(i, std::nan(""));
+  const double specials[] = {INFINITY, std::nan(""), -INFINITY, 3.4028e38};
+  for (int r = 0; r < 4; ++r) a.set(std::size_t(g.a_trans ? r * g.lda + 5 : 5 * g.lda + r), specials[r]);
+  const HostArray c_out = run_on_gpu(kernel, g, a, b, c_in, 1.0, 0.0);
+  std::vector<double> expected(c_in.size()), magnitude(c_in.size());
+  ir::reference_gemm(g, 1, 0, a.values.data(), b.values.data(), expected.data());
+  auto absolute = [](std::vector<double> v) {
+    for (double& x : v) x = std::abs(x);
+    return v;
+  };
+  ir::reference_gemm(g, 1, 0, absolute(a.values).data(), absolute(b.values).data(), magnitude.data());
+  const std::int64_t terms = 2 * 3 * (g.k + c.params.kg + 2) + 13;
+  const int roundings = c.params.kg > 1 && c.mode == lower::SplitMode::atomic ? c.params.kg + 2 : 1;
+  int wrong = 0;
+  std::string first;
+  for (std::int64_t n = 0; n < g.n; ++n)
+    for (std::int64_t m = 0; m < g.m; ++m) {
+      const std::size_t i = n * g.ldc + m;
+      const double got = c_out.get(i), want = expected[i];
+      const double bound = test::error_bound(magnitude[i], terms, ir::DType::f32, ir::DType::f32, roundings);
+      const bool ok = m < 3 ? (std::isnan(want) ? std::isnan(got) : got == want)
+                            : std::isfinite(got) && std::abs(got - want) <= bound;
+      if (!ok && wrong++ == 0) first = fmt::format("C({}, {}) = {} but the reference is {}", m, n, got, want);
+    }
+  INFO(describe(c));
+  CHECK_MESSAGE(wrong == 0, wrong << " wrong elements; first: " << first);
+}
+
 // Compiles every case (LLVM, then the driver's JIT) on all cores, then checks them one at a time.
 void compile_and_check(const std::vector<Case>& cases) {
   MESSAGE(cases.size() << " cases");
@@ -330,13 +377,42 @@ TEST_CASE("GEMM: every dtype, layout, awkward size and split mode matches the fl
   compile_and_check(make_cases(device_limits(runtime::device_info(0))));
 }
 
-TEST_CASE("GEMM TC=1: f16 and f64 tensor-core kernels match the float64 reference in every layout and awkward size") {
+TEST_CASE("GEMM TC=1: f16, f32 and f64 tensor-core kernels match the float64 reference in every layout and awkward size") {
   const auto limits = device_limits(runtime::device_info(0));
   if (limits.sm < 80) {
     MESSAGE("skipped: TC=1 needs sm_80 or newer, this device is sm_" << limits.sm);
     return;
   }
   compile_and_check(make_tc_cases(limits));
+}
+
+TEST_CASE("GEMM TC=1 f32: +-inf, NaN and values that overflow TF32 give IEEE's results") {
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm < 80) {
+    MESSAGE("skipped: TC=1 needs sm_80 or newer, this device is sm_" << limits.sm);
+    return;
+  }
+  std::mt19937_64 rng(32);
+  std::vector<Case> cases;
+  for (int layout = 0; layout < 4; ++layout) {
+    const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 37, 29, 70, layout & 1, layout & 2);
+    std::vector<lower::GemmParams> tc;
+    for (const auto& p : lower::gemm_space(g, limits))
+      if (p.tc == 1 && p.kg == 1) tc.push_back(p);
+    REQUIRE_MESSAGE(!tc.empty(), "no f32 TC=1 parameters for " << ir::to_string(g));
+    for (int kg : {1, 2})
+      for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic}) {
+        lower::GemmParams p = tc[std::uniform_int_distribution<size_t>(0, tc.size() - 1)(rng)];
+        p.kg = kg;
+        if (lower::check_gemm(g, p, limits) && (kg > 1 || mode == lower::SplitMode::atomic))
+          cases.push_back({g, 1.0, 0.0, p, mode});
+      }
+  }
+  CHECK(cases.size() >= 8);
+  for (const Case& c : cases) {
+    CompiledGemm kernel(c.problem, c.params, c.mode);
+    check_special_values(c, kernel, rng);
+  }
 }
 
 TEST_CASE("GEMM TC=2: f16 wgmma kernels match the float64 reference in every layout and awkward size") {

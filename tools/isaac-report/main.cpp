@@ -146,11 +146,14 @@ int main(int argc, char** argv) {
   app.add_option("--conv-dtypes", conv_dtypes_text, "comma-separated dtypes for CONV");
   app.add_option("--device", device.name, "the GPU whose model chooses the parameters")->capture_default_str();
   app.add_option("--compute-capability", device.compute_capability, "of that GPU")->capture_default_str();
+  bool f32_tensor_cores = false;
+  app.add_flag("--f32-tensor-cores", f32_tensor_cores,
+               "f32: also the TC=1 sets (three TF32 products per term), as TuningOptions::f32_tensor_cores");
   CLI11_PARSE(app, argc, argv);
   const auto start = std::chrono::steady_clock::now();
   try {
     lower::Target target = lower::parse_target(target_text);
-    lower::DeviceLimits limits{.sm = target.sm};
+    lower::DeviceLimits limits{.sm = target.sm, .f32_tensor_cores = f32_tensor_cores};
     std::vector<Problem> problems;
     for (auto& row : read_csv(problems_path))
       problems.push_back({row["suite"], std::stoll(row["m"]), std::stoll(row["n"]), std::stoll(row["k"]),

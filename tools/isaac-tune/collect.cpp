@@ -445,7 +445,7 @@ void add_collect_command(CLI::App& app) {
   cmd->add_option("--uniform-share", f->uniform_share, "gemm: fraction of the rows drawn uniformly over the legal "
                                                        "space instead of by the learned sampler (which favours small "
                                                        "tiles)")->capture_default_str();
-  cmd->add_option("--tc-share", f->tc_share, "f16 and f64: fraction of the rows drawn uniformly over the "
+  cmd->add_option("--tc-share", f->tc_share, "f16, f32 and f64: fraction of the rows drawn uniformly over the "
                                              "tensor-core sets alone (on sm_90, half of the f16 ones TC=2)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();

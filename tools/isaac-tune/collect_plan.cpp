@@ -113,7 +113,7 @@ PlanRow Plan::next() {
   // The mix draws from its own engine, so that uniform_share = 0 leaves the learned rows unchanged.
   row.uniform = options_.uniform_share > 0 && uniform01(mix_rng_) < options_.uniform_share;
   const bool tensor_cores =
-      (shape_.dtype == ir::DType::f16 || shape_.dtype == ir::DType::f64) && options_.tc_share > 0 &&
+      shape_.dtype != ir::DType::bf16 && options_.tc_share > 0 &&
       uniform01(mix_rng_) < options_.tc_share;
   if (tensor_cores) {
     row.uniform = true;

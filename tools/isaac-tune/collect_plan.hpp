@@ -47,7 +47,7 @@ struct PlanOptions {
   // instead of by the learned sampler, whose counts favour the values legal with most others (small
   // tiles) and so cover the space unevenly; `isaac-tune sampler` shows how much.
   double uniform_share = 0.0;
-  // f16 and f64: the share of rows drawn uniformly over the tensor-core sets alone, which are a few
+  // f16, f32 and f64: the share of rows drawn uniformly over the tensor-core sets alone, which are a few
   // percent of the legal space and would otherwise be rare in the data. On sm_90 half of the f16 ones
   // are drawn from the input's legal TC=2 sets (uniform proposals almost never meet their rules).
   double tc_share = 0.0;

@@ -1200,6 +1200,7 @@ int run_export(const ExportFlags& flags) {
     chooser.limits = limits_for(target.sm);
     chooser.limits.sm_count = flags.sm_count;
   }
+  chooser.limits.f32_tensor_cores = false;  // as isaac::compile chooses by default (TuningOptions)
 
   // Exact shapes first in each function: the header tries its entries in order.
   std::vector<Function> functions;

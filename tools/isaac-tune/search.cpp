@@ -22,7 +22,7 @@ struct SearchFlags {
   std::int64_t m = 0, n = 0, k = 0;
   std::string layout = "NN", dtype = "f32", model_path, device = "NVIDIA H100 80GB HBM3", search = "model";
   int compute_capability = 90, top = 10, budget = 40;
-  bool gpu = false;
+  bool gpu = false, f32_tensor_cores = false;
 };
 
 // Without a GPU, annealing shows what it would walk: the pruned list, with each set's figures.
@@ -51,6 +51,7 @@ int run_search(const SearchFlags& f) {
     options.search = search;
     options.top_k = f.top;
     options.anneal_budget = f.budget;
+    options.f32_tensor_cores = f.f32_tensor_cores;
     const GemmDecision d = choose_gemm(g, options);
     fmt::print("{}\n  {}\n  by {}; predicted {:.2f} TFLOP/s, measured {:.4f} ms = {:.2f} TFLOP/s\n", ir::to_string(g),
                d.params.str(), d.how, d.predicted_tflops, d.measured_ms,
@@ -62,6 +63,7 @@ int run_search(const SearchFlags& f) {
   if (search == Search::annealing) {
     lower::DeviceLimits limits;
     limits.sm = f.compute_capability;
+    limits.f32_tensor_cores = f.f32_tensor_cores;
     show_pruned(g, limits);
     return 0;
   }
@@ -70,6 +72,7 @@ int run_search(const SearchFlags& f) {
   std::string source;
   lower::DeviceLimits limits;
   limits.sm = f.compute_capability;
+  limits.f32_tensor_cores = f.f32_tensor_cores;
   if (!f.model_path.empty()) {
     model = load_model(f.model_path);
     source = f.model_path;
@@ -114,6 +117,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--search", flags->search, "model, annealing or autotune (docs/searches.md)")->capture_default_str();
   cmd->add_option("--budget", flags->budget, "annealing: kernels timed at most, with --gpu")->capture_default_str();
   cmd->add_flag("--gpu", flags->gpu, "run the search on the GPU (time its candidates) and keep the fastest");
+  cmd->add_flag("--f32-tensor-cores", flags->f32_tensor_cores,
+                "f32: also the TC=1 sets (three TF32 products per term; TuningOptions::f32_tensor_cores)");
   cmd->callback([flags, &exit_code] { exit_code = run_search(*flags); });
 }
 

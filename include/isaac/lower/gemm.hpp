@@ -58,6 +58,10 @@ struct DeviceLimits {
   int registers_per_block = 65536;
   int max_registers_per_thread = 255;
   int sm_count = 132;  // what fit_gemm_pipeline_depth compares the grid with
+  // Whether f32 may take TC=1 (three TF32 products per term, docs/tensor-cores.md): faster, with a
+  // larger rounding error than FMA. Legal by default here; the tuner takes it only where
+  // TuningOptions::f32_tensor_cores asks for it.
+  bool f32_tensor_cores = true;
 };
 
 struct Legality {
