@@ -115,7 +115,7 @@ TEST_CASE("CONV legality: TC=1 (tensor cores) has GEMM's rules, in CONV's names"
   CHECK_LEGAL(check(DType::f16, t));
   CHECK_LEGAL(check(DType::f16, with("CL=2,KL=32,VF=4,LF=8")));
   CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4,LI=32,LF=8")),
-                 "TC=1 for f32 (three TF32 products per tile) is implemented for GEMM only: use TC=0");
+                 "TC=1 for f32 (three TF32 products per term) is implemented for GEMM only: use TC=0");
   CHECK_REJECTED(check(DType::f16, t, {.sm = 75}), "TC=1 needs mma.sync (m16n8k16), sm_80 or newer, not sm_75");
   CHECK_REJECTED(check(DType::f16, with("CS=2")), "CS=2 must be 1");
   CHECK_REJECTED(check(DType::f16, with("KS=2,KL=16,LF=2")), "KS=2 a multiple of 4");
