@@ -92,7 +92,8 @@ GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device)
   GemmParams p;
   p.acc32 = 1;
   p.kg = 1, p.sw = 1;
-  const bool has_tc = problem.dtype == ir::DType::f16 || problem.dtype == ir::DType::f32 || problem.dtype == ir::DType::f64;
+  const bool has_tc = problem.dtype == ir::DType::f16 || problem.dtype == ir::DType::f64 ||
+                      (problem.dtype == ir::DType::f32 && device.f32_tensor_cores);
   const int max_tc = problem.dtype == ir::DType::f16 && device.sm == 90 ? 2 : has_tc && device.sm >= 80 ? 1 : 0;
   for (int ml : {16, 32, 64, 128, 256})
     for (int nl : {16, 32, 64, 128, 256})
