@@ -1,6 +1,7 @@
 #include <isaac/error.hpp>
 #include <isaac/tune/ensemble.hpp>
 #include <isaac/tune/features.hpp>
+#include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/search.hpp>
 
 #include "tune/float_net.hpp"
@@ -235,14 +236,59 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   return ranked;
 }
 
+std::vector<Ranked> rank_gemm_neighbours(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model,
+                                         const lower::GemmParams& center, int top) {
+  check_gemm_model(model);
+  if (top < 1) throw InvalidArgument(fmt::format("rank_gemm_neighbours: top={} must be at least 1", top));
+  const lower::GemmSpace space = lower::gemm_space_levels(problem, device);
+  const Tiling from = tiling_of(center);
+  std::vector<lower::GemmParams> near;
+  for (const lower::GemmParams& base : space.bases) {
+    Tiling t = tiling_of(base);
+    t[5] = from[5];
+    if (!tiling_step(from, t)) continue;  // more than a step away whatever its split
+    // The splits rank_gemm_space ranks: SW > 1 only where the grid does not fit at once.
+    const std::int64_t blocks = lower::gemm_grid_blocks(problem, base);
+    const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
+    const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
+    for (auto [kg, sw] : space.splits_of(base)) {
+      if (sw > 1 && kg <= at_once) continue;
+      if (!std::has_single_bit(unsigned(kg)) && kg > uneven_max) continue;
+      lower::GemmParams p = base;
+      p.kg = kg, p.sw = sw;
+      if (!tiling_step(from, tiling_of(p))) continue;
+      lower::fit_gemm_pipeline_depth(problem, p, device);
+      // SW alone is no step: in the H200's candidate timings (docs/tuning.md, round 34) the sets
+      // that differed from the fastest only in SW ran within noise of it.
+      lower::GemmParams same_order = p;
+      same_order.sw = center.sw;
+      if (same_order != center) near.push_back(p);
+    }
+  }
+  if (near.empty()) return {};
+  const Eigen::RowVectorXf score =
+      float_scores(float_net(model.mlp), gemm_features(problem, near), model.mlp.inputs());
+  std::vector<size_t> order(near.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  const size_t kept = std::min(order.size(), size_t(top));
+  std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(kept), order.end(),
+                    [&](size_t a, size_t b) { return score[Eigen::Index(a)] > score[Eigen::Index(b)]; });
+  std::vector<Ranked> ranked;
+  for (size_t i = 0; i < kept; ++i)
+    ranked.push_back({near[order[i]], predicted_tflops(model.mlp, score[Eigen::Index(order[i])])});
+  return ranked;
+}
+
 Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model, int top_k,
                       const GemmBenchmark& benchmark,
                       const std::function<void(const std::vector<Ranked>&)>& candidates) {
   return select_best<lower::GemmParams>(
       top_k, ir::to_string(problem),
       [&](int top, SearchReport* report) { return rank_gemm_space(problem, device, model, top, report, per_split_pool); },
-      benchmark,
-      candidates);
+      benchmark, candidates,
+      [&](const lower::GemmParams& center) {
+        return rank_gemm_neighbours(problem, device, model, center, neighbour_pool);
+      });
 }
 
 }  // namespace isaac::tune

@@ -1,8 +1,10 @@
 #pragma once
 // The re-benchmark step shared by every template's selection: time the model's best, spread over
-// tilings and hedged against its biases (tune/spread.hpp), in order, skipping those that fail; time
-// those close to the fastest again; keep the fastest.
+// tilings and hedged against its biases (tune/spread.hpp), in order, skipping those that fail; then,
+// where the template lists neighbours, the model's best neighbours of the fastest so far
+// (tune/neighbours.hpp); time those close to the fastest again; keep the fastest.
 #include <isaac/error.hpp>
+#include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/search.hpp>
 #include <isaac/tune/spread.hpp>
 
@@ -15,16 +17,22 @@ namespace isaac::tune {
 // Candidates whose first time is within this factor of the fastest are timed a second time.
 inline constexpr double close_to_fastest = 1.1;
 
+// The model's best neighbours of a set, best first (neighbours.hpp); the set itself not among them.
+template <class Params>
+using Neighbours = std::function<std::vector<RankedSet<Params>>(const Params& center)>;
+
 template <class Params, class Rank>
 Choice<Params> select_best(int top_k, const std::string& problem, const Rank& rank, const Benchmark<Params>& benchmark,
-                           const std::function<void(const std::vector<RankedSet<Params>>&)>& candidates) {
+                           const std::function<void(const std::vector<RankedSet<Params>>&)>& candidates,
+                           const Neighbours<Params>& neighbours = {}) {
   if (top_k < 0) throw InvalidArgument(fmt::format("top_k={} must be 0 (trust the model) or more", top_k));
   Choice<Params> choice;
   // Spare candidates stand in for those that fail to compile or run. The pool they are spread from
   // is 32 sets per candidate: room for the many variants of each of the model's favourite tilings.
   const int wanted = std::max(top_k, 1) + 8;
-  const std::vector<RankedSet<Params>> ranked =
-      candidate_sets(rank(top_k == 0 ? 1 : 32 * wanted, &choice.search), std::size_t(top_k), std::size_t(wanted));
+  const std::size_t refinements = neighbours ? refinements_for(std::size_t(top_k)) : 0;
+  std::vector<RankedSet<Params>> ranked = candidate_sets(rank(top_k == 0 ? 1 : 32 * wanted, &choice.search),
+                                                         std::size_t(top_k), std::size_t(wanted), refinements);
   if (ranked.empty()) throw Error(fmt::format("no legal parameter set for {}", problem));
   if (top_k == 0) {
     choice.params = ranked.front().params;
@@ -32,11 +40,30 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
     return choice;
   }
   if (candidates) candidates(ranked);
-  for (size_t i = 0; i < ranked.size() && int(choice.timed.size()) < top_k; ++i) try {
-      choice.timed.push_back({ranked[i].params, int(i), benchmark(ranked[i].params)});
-    } catch (const std::exception& e) {
-      choice.failures.push_back(fmt::format("{}: {}", ranked[i].params.str(), e.what()));
-    }
+  // Times ranked[next...] in order until `until` candidates have run.
+  auto time_until = [&](std::size_t& next, std::size_t end, int until) {
+    for (; next < end && int(choice.timed.size()) < until; ++next) try {
+        choice.timed.push_back({ranked[next].params, int(next), benchmark(ranked[next].params)});
+      } catch (const std::exception& e) {
+        choice.failures.push_back(fmt::format("{}: {}", ranked[next].params.str(), e.what()));
+      }
+  };
+  std::size_t next = 0;
+  const std::size_t listed = ranked.size();
+  time_until(next, listed, top_k - int(refinements));
+  if (refinements > 0 && !choice.timed.empty()) {
+    const Params center = std::ranges::min(choice.timed, {}, &TimedSet<Params>::ms).params;
+    std::vector<RankedSet<Params>> unlisted;
+    for (const RankedSet<Params>& r : neighbours(center))
+      if (std::ranges::none_of(ranked, [&](const RankedSet<Params>& c) { return c.params == r.params; }))
+        unlisted.push_back(r);
+    const std::vector<RankedSet<Params>> near = pick_neighbours(tiling_of(center), unlisted, refinements + 4);
+    if (candidates && !near.empty()) candidates(near);
+    ranked.insert(ranked.end(), near.begin(), near.end());
+    std::size_t next_near = listed;
+    time_until(next_near, ranked.size(), top_k);
+  }
+  time_until(next, listed, top_k);  // spares, where candidates failed or no neighbour was left
   if (choice.timed.empty())
     throw Error(fmt::format("none of the model's {} best parameter sets for {} could run; first failure: {}",
                             ranked.size(), problem, choice.failures.front()));

@@ -10,6 +10,7 @@
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/heuristic.hpp>
 #include <isaac/tune/mlp.hpp>
+#include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/model_file.hpp>
 #include <isaac/tune/search.hpp>
 #include <isaac/tune/split_siblings.hpp>
@@ -296,6 +297,8 @@ TEST_CASE("candidate_sets hedges the last candidates against splitting the reduc
   CHECK(kgs(hedged) == std::vector<int>{8, 8, 8, 8, 8, 8, 8, 4, 2, 1, 8, 8});
   CHECK(hedged[6].params.ms == 7);
   CHECK(hedged[10].params.ms == 8);  // the spares continue the spread order
+  // Two of the ten left to neighbours: the hedges stay, two spread tilings go to the spares.
+  CHECK(kgs(candidate_sets(pool, 10, 12, 2)) == std::vector<int>{8, 8, 8, 8, 8, 4, 2, 1, 8, 8, 8, 8});
   // A first choice that does not split is not hedged: the spread order as it is.
   std::rotate(pool.begin(), pool.end() - 1, pool.end());
   const auto plain = candidate_sets(pool, 10, 12);
@@ -305,10 +308,90 @@ TEST_CASE("candidate_sets hedges the last candidates against splitting the reduc
   CHECK(kgs(candidate_sets(std::vector<Ranked>(pool.end() - 4, pool.end()), 2, 4)) == std::vector<int>{8, 8, 4, 2});
 }
 
-TEST_CASE("select_gemm re-benchmarks the top k spread over tilings and skips candidates that fail") {
+TEST_CASE("tiling_step: the same tiling, or one group changed by at most a factor of two") {
+  //                  ML  NL  MS NS  U  KG TC
+  const Tiling from{64, 32, 4, 2, 32, 8, 0, 0, 0};
+  auto with = [&](std::initializer_list<std::pair<int, int>> changes) {
+    Tiling t = from;
+    for (auto [i, v] : changes) t[std::size_t(i)] = v;
+    return tiling_step(from, t);
+  };
+  CHECK(with({}) == Step::variant);
+  CHECK(with({{0, 32}, {2, 2}}) == Step::rows);  // block and thread rows halved together
+  CHECK(with({{2, 8}}) == Step::rows);
+  CHECK(with({{1, 16}, {3, 1}}) == Step::columns);
+  CHECK(with({{4, 64}}) == Step::depth);
+  CHECK(with({{5, 6}}) == Step::split);  // 8 -> 6: the uneven splits are steps too
+  CHECK(with({{5, 10}}) == Step::split);
+  CHECK(with({{4, 64}, {5, 4}}) == std::nullopt);  // two groups
+  CHECK(with({{0, 16}}) == std::nullopt);          // a factor of four
+  CHECK(with({{5, 32}}) == std::nullopt);
+  CHECK(with({{6, 1}}) == std::nullopt);  // the tensor cores: another kernel
+  CHECK(with({{7, 1}}) == std::nullopt);  // Winograd
+}
+
+TEST_CASE("pick_neighbours takes the best, then the best of each kind of step, then the rest") {
+  const lower::GemmParams center = [] {
+    lower::GemmParams p;
+    p.ml = 64, p.nl = 32, p.ms = 4, p.ns = 2, p.u = 32, p.kg = 8;
+    return p;
+  }();
+  std::vector<Ranked> ranked;
+  auto add = [&](auto change) {
+    lower::GemmParams p = center;
+    change(p);
+    ranked.push_back({p, 0});
+  };
+  add([](lower::GemmParams& p) { p.va = 2; });                  // 0 variant
+  add([](lower::GemmParams& p) { p.vb = 2; });                  // 1 variant
+  add([](lower::GemmParams& p) { p.u = 64; });                  // 2 depth
+  add([](lower::GemmParams& p) { p.u = 16; });                  // 3 depth
+  add([](lower::GemmParams& p) { p.u = 64, p.kg = 4; });       // 4 not a neighbour
+  add([](lower::GemmParams& p) { p.kg = 6; });                  // 5 split
+  const auto picked = pick_neighbours(tiling_of(center), ranked, 5);
+  REQUIRE(picked.size() == 5);
+  CHECK(picked[0].params == ranked[0].params);
+  CHECK(picked[1].params == ranked[2].params);
+  CHECK(picked[2].params == ranked[5].params);
+  CHECK(picked[3].params == ranked[1].params);
+  CHECK(picked[4].params == ranked[3].params);
+  CHECK(pick_neighbours(tiling_of(center), ranked, 2).size() == 2);
+}
+
+TEST_CASE("rank_gemm_neighbours: the model's best neighbours of a set over the whole space") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f64, 200, 96, 700, false, true);
+  const Model model = random_model(g, {32}, 11);
+  auto all = lower::gemm_space(g);
+  std::erase_if(all, [&](const lower::GemmParams& p) { return p.sw > 1 && lower::gemm_grid_fits_at_once(g, p); });
+  const lower::GemmParams center = rank_gemm_space(g, {}, model, 40).back().params;
+  std::vector<lower::GemmParams> near;
+  for (lower::GemmParams p : all) {
+    lower::fit_gemm_pipeline_depth(g, p);
+    lower::GemmParams same_order = p;
+    same_order.sw = center.sw;
+    if (same_order != center && tiling_step(tiling_of(center), tiling_of(p))) near.push_back(p);
+  }
+  REQUIRE(near.size() > 50);
+  auto predicted = model.mlp.predict(gemm_features(g, near).data(), near.size());
+  std::sort(predicted.begin(), predicted.end(), std::greater<>());
+  const auto ranked = rank_gemm_neighbours(g, {}, model, center, 30);
+  REQUIRE(ranked.size() == 30);
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    CAPTURE(i);
+    CHECK(tiling_step(tiling_of(center), tiling_of(ranked[i].params)));
+    lower::GemmParams same_order = ranked[i].params;
+    same_order.sw = center.sw;
+    CHECK(same_order != center);
+    CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(predicted[i])).epsilon(1e-4));
+  }
+  CHECK(rank_gemm_neighbours(g, {}, model, center, int(near.size()) + 10).size() == near.size());
+}
+
+TEST_CASE("select_gemm re-benchmarks the top k spread over tilings, then neighbours of the fastest, and skips "
+          "candidates that fail") {
   const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 512, 512, 512, false, false);
   const Model model = random_model(g, {16}, 3);
-  std::vector<Ranked> candidates;
+  std::vector<Ranked> candidates, near;
   auto bench = [&](const lower::GemmParams& p) {
     REQUIRE(candidates.size() > 3);
     if (p == candidates[1].params) throw Error("launch failed");
@@ -316,22 +399,39 @@ TEST_CASE("select_gemm re-benchmarks the top k spread over tilings and skips can
   };
   int calls = 0;
   auto counted = [&](const lower::GemmParams& p) { return ++calls, bench(p); };
-  // The "GPU" prefers the 4th candidate and cannot run the 2nd.
-  const Selection s = select_gemm(g, {}, model, 5, counted, [&](const std::vector<Ranked>& c) { candidates = c; });
-  REQUIRE(candidates.size() == 13);  // 5 and 8 spares
+  auto record = [&](const std::vector<Ranked>& c) { (candidates.empty() ? candidates : near) = c; };
+  // The "GPU" prefers the 4th candidate and cannot run the 2nd. Of 5, the last is a neighbour.
+  const Selection s = select_gemm(g, {}, model, 5, counted, record);
+  REQUIRE(candidates.size() == 13);  // 4 and 8 spares, then a neighbour and 4 spares
+  REQUIRE(near.size() == 5);
   const auto best = rank_gemm_space(g, {}, model, 1);
   CHECK(candidates[0].params == best[0].params);
   std::set<Tiling> tilings;
   for (const Ranked& r : candidates) tilings.insert(tiling_of(r.params));
   CHECK(tilings.size() == candidates.size());  // a 512^3 space has far more than 13 tilings
+  for (const Ranked& r : near) {
+    CHECK(tiling_step(tiling_of(candidates[3].params), tiling_of(r.params)));
+    CHECK(std::ranges::none_of(candidates, [&](const Ranked& c) { return c.params == r.params; }));
+  }
   CHECK(s.params == candidates[3].params);
   CHECK(s.rank == 3);
   CHECK(s.benchmarked == 5);
-  CHECK(calls == 7);  // 6 in the first pass, then the fastest again
+  CHECK(calls == 7);  // 5 in the first pass, the neighbour, then the fastest again
   REQUIRE(s.timed.size() == 5);
   CHECK(s.timed[1].rank == 2);
+  CHECK(s.timed[4].params == near[0].params);
+  CHECK(s.timed[4].rank == 13);
   REQUIRE(s.failures.size() == 1);
   CHECK(s.failures[0].find("launch failed") != std::string::npos);
+  // A faster neighbour is chosen.
+  candidates.clear(), near.clear();
+  auto neighbour_wins = [&](const lower::GemmParams& p) {
+    return !near.empty() && p == near[0].params ? 0.5 : bench(p);
+  };
+  const Selection refined = select_gemm(g, {}, model, 5, neighbour_wins, record);
+  CHECK(refined.params == near[0].params);
+  CHECK(refined.rank == 13);
+  CHECK(refined.predicted_tflops == doctest::Approx(near[0].predicted_tflops));
   const Selection trusted = select_gemm(g, {}, model, 0, counted);
   CHECK(trusted.params == best[0].params);
   CHECK(trusted.measured_ms < 0);

@@ -5,6 +5,7 @@
 #include <isaac/runtime/runtime.hpp>
 #include <isaac/tune/bucket.hpp>
 #include <isaac/tune/models.hpp>
+#include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/prune.hpp>
 #include <isaac/tune/search.hpp>
 #include <isaac/tune/spread.hpp>
@@ -85,16 +86,22 @@ int run_search(const SearchFlags& f) {
     source = choice->source;
   }
   SearchReport report;
-  // What --gpu would time: the model's best, spread over tilings and hedged (tune/spread.hpp).
+  // What --gpu would time first: the model's best, spread over tilings and hedged (tune/spread.hpp);
+  // the neighbours of the fastest of them (tune/neighbours.hpp) follow once they are timed.
+  const std::size_t neighbours = refinements_for(std::size_t(f.top));
   const auto ranked =
       candidate_sets(rank_gemm_space(g, limits, model, 32 * (f.top + 8), &report, per_split_pool), size_t(f.top),
-                     size_t(f.top));
+                     size_t(f.top) - neighbours, neighbours);
   fmt::print("{} with {} (trained on {}):\n", ir::to_string(g), source, model.device);
   fmt::print("  {} legal sets, enumerated in {:.1f} ms, ranked by the model in {:.1f} ms (one core); its best, "
              "one per tiling (where its first splits K, the last three split it less):\n",
              report.legal_sets, report.enumerate_ms, report.evaluate_ms);
   for (size_t i = 0; i < ranked.size(); ++i)
     fmt::print("  {:>3}  {:>8.2f} TFLOP/s predicted  {}\n", i + 1, ranked[i].predicted_tflops, ranked[i].params.str());
+  if (neighbours > 0)
+    fmt::print("  then, with --gpu, the model's best {} neighbours of the fastest of these (a step of one tile, U or "
+               "KG, or another variant of its tiling)\n",
+               neighbours);
   return 0;
 }
 

@@ -56,6 +56,14 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
                                         const lower::DeviceLimits& device, const Model& model, int top,
                                         SearchReport* report = nullptr, int per_split = 0);
 
+// The model's best `top` legal sets that are neighbours of `center` (neighbours.hpp: the same tiling
+// or one step from it), best first, neither `center` nor the sets that differ from it in SW alone; the
+// splits are those rank_gemm_space ranks.
+std::vector<Ranked> rank_gemm_neighbours(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model,
+                                         const lower::GemmParams& center, int top);
+// How many of them the re-benchmark picks its neighbour candidates from.
+inline constexpr int neighbour_pool = 256;
+
 // Measures one parameter set on the GPU and returns its time in ms; throws when it cannot (a
 // compile, JIT or launch failure): the selection then moves on to the next candidate.
 template <class Params>
@@ -75,6 +83,7 @@ struct Choice {
   double predicted_tflops = 0;
   double measured_ms = -1;  // -1 when nothing was measured (top_k = 0)
   // The chosen set's place among the candidates spread over tilings (0 = the model's first choice);
+  // for GEMM, the neighbours of the fastest come after those and their spares (select_best.hpp);
   // for CONV, top_k + i is the i-th of the Winograd sets timed besides (select_conv).
   int rank = 0;
   int benchmarked = 0;      // candidates that ran
@@ -85,7 +94,8 @@ struct Choice {
 using Selection = Choice<lower::GemmParams>;
 using ConvSelection = Choice<lower::ConvParams>;
 
-// Ranks the space and re-benchmarks the model's `top_k` best (0 trusts the model's first choice).
+// Ranks the space and re-benchmarks the model's `top_k` best (0 trusts the model's first choice): a
+// fifth of them (neighbours.hpp) are the model's best neighbours of the fastest of the others.
 // `candidates`, when given, first sees every set that may be benchmarked, in order (to compile them
 // in parallel). Throws isaac::Error when no candidate could run.
 Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model, int top_k,

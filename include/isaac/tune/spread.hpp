@@ -41,13 +41,15 @@ std::vector<RankedSet> spread_ranked_sets(const std::vector<RankedSet>& ranked, 
 inline std::size_t hedges_for(std::size_t top_k) { return std::min<std::size_t>(3, top_k / 3); }
 int grid_split(const Tiling& t);
 
-// The candidates for a top-k re-benchmark, `count` in all (top_k and spares), from `pool` (the model's
-// best sets, best first) spread over tilings: where the first splits the reduction, the first
-// top_k - hedges_for(top_k), then per depth j = 1, 2, ... the first set whose split is at most the
-// first's / 2^j, or 1, then the rest in order. The pool should hold the model's best sets of each
-// split (rank_*_space's per_split), or there may be none to hedge with.
+// The candidates for a top-k re-benchmark, `count` in all (the first pass and spares), from `pool`
+// (the model's best sets, best first) spread over tilings: where the first splits the reduction, the
+// first top_k - neighbours - hedges_for(top_k), then per depth j = 1, 2, ... the first set whose split
+// is at most the first's / 2^j, or 1, then the rest in order. The last `neighbours` of the top k are
+// chosen after the others are timed (neighbours.hpp). The pool should hold the model's best sets of
+// each split (rank_*_space's per_split), or there may be none to hedge with.
 template <class RankedSet>
-std::vector<RankedSet> candidate_sets(const std::vector<RankedSet>& pool, std::size_t top_k, std::size_t count) {
+std::vector<RankedSet> candidate_sets(const std::vector<RankedSet>& pool, std::size_t top_k, std::size_t count,
+                                      std::size_t neighbours = 0) {
   const std::vector<RankedSet> spread = spread_ranked_sets(pool, pool.size());
   count = std::min(count, spread.size());
   if (spread.empty()) return {};
@@ -56,7 +58,9 @@ std::vector<RankedSet> candidate_sets(const std::vector<RankedSet>& pool, std::s
   auto take = [&](std::size_t i) { taken[i] = true, out.push_back(spread[i]); };
   const int first_split = grid_split(tiling_of(spread.front().params));
   const std::size_t hedges = first_split > 1 ? hedges_for(top_k) : 0;
-  for (std::size_t i = 0; i < spread.size() && out.size() < std::min(top_k - hedges, count); ++i) take(i);
+  const std::size_t first_pass = top_k - std::min(top_k, neighbours);
+  const std::size_t plain = first_pass - std::min(first_pass, hedges);
+  for (std::size_t i = 0; i < spread.size() && out.size() < std::min(plain, count); ++i) take(i);
   for (int j = 1; j <= int(hedges) && out.size() < count; ++j)
     for (std::size_t i = 0; i < spread.size(); ++i)
       if (!taken[i] && grid_split(tiling_of(spread[i].params)) <= std::max(1, first_split >> j)) {

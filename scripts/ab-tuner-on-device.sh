@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Two builds of isaac, A (.bundle-a) and B (.bundle), as tuners: `isaac-bench-gemm tuned` over every
+# GEMM winner (f32, f16, f64; the brute-force winner, the model's top-1, its top-10 re-benchmark and
+# cuBLAS, in one process) in alternating processes. Run from the repository root with both folders
+# carried: bash scripts/ab-tuner-on-device.sh ORDER..., e.g. "b a" (B then A); first B's GPU suites named
+# in TESTS (e.g. TESTS="gemm smoke"). Writes to $OUT: tuned-<n>-<build>.csv, candidates-<n>-<build>.csv
+# (RUN=<n>), test_gpu_<suite>.log.
+set -uo pipefail
+out=${OUT:?set OUT to the folder that receives the results}
+export ISAAC_CACHE_DIR=/tmp/isaac-cache-ab
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+unpack() { rm -rf /tmp/isaac "$ISAAC_CACHE_DIR"; tar xf "$1/isaac.tar.xz" -C /tmp; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+[[ -n ${TESTS:-} ]] && unpack .bundle
+for suite in ${TESTS:-}; do
+  echo "=== B: test_gpu_$suite $(date -u +%T)"
+  timeout 240 "/tmp/isaac/bin/test_gpu_$suite" > "$out/test_gpu_$suite.log" 2>&1
+  echo "exit $?"; tail -3 "$out/test_gpu_$suite.log" | head -2
+done
+n=${RUN:-1}
+for build in "$@"; do
+  [[ $build == a ]] && unpack .bundle-a || unpack .bundle
+  extra=(--candidates-csv "$out/candidates-$n-$build.csv")
+  echo "=== tuned, build $build, run $n $(date -u +%T)"
+  timeout 200 /tmp/isaac/bin/isaac-bench-gemm tuned --winners bench/results/gemm-sweep-winners.csv \
+    --dtypes f32,f16,f64 --top-k 10 --csv "$out/tuned-$n-$build.csv" "${extra[@]}" 2>&1 |
+    grep -E "^top-1|geometric mean|rows;"
+done
+echo "=== done $(date -u +%T)"
