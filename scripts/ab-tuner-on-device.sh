@@ -4,7 +4,8 @@
 # cuBLAS, in one process) in alternating processes. Run from the repository root with both folders
 # carried: bash scripts/ab-tuner-on-device.sh ORDER..., e.g. "b a" (B then A); first B's GPU suites named
 # in TESTS (e.g. TESTS="gemm smoke"). Writes to $OUT: tuned-<n>-<build>.csv, candidates-<n>-<build>.csv
-# (RUN=<n>), test_gpu_<suite>.log.
+# (RUN=<n>), test_gpu_<suite>.log. TEMPLATE=conv runs `isaac-bench-conv tuned` over the CONV winners
+# instead (conv-tuned-<n>-<build>.csv, conv-candidates-<n>-<build>.csv).
 set -uo pipefail
 out=${OUT:?set OUT to the folder that receives the results}
 export ISAAC_CACHE_DIR=/tmp/isaac-cache-ab
@@ -18,10 +19,17 @@ for suite in ${TESTS:-}; do
   echo "exit $?"; tail -3 "$out/test_gpu_$suite.log" | head -2
 done
 n=${RUN:-1}
+template=${TEMPLATE:-gemm}
 for build in "$@"; do
   [[ $build == a ]] && unpack .bundle-a || unpack .bundle
   extra=(--candidates-csv "$out/candidates-$n-$build.csv")
-  echo "=== tuned, build $build, run $n $(date -u +%T)"
+  echo "=== $template tuned, build $build, run $n $(date -u +%T)"
+  if [[ $template == conv ]]; then
+    timeout 240 /tmp/isaac/bin/isaac-bench-conv tuned --winners bench/results/conv-sweep-winners.csv \
+      --top-k 10 --csv "$out/conv-tuned-$n-$build.csv" --candidates-csv "$out/conv-candidates-$n-$build.csv" 2>&1 |
+      grep -E "^top-1|^tuned|candidates:"
+    continue
+  fi
   timeout 200 /tmp/isaac/bin/isaac-bench-gemm tuned --winners bench/results/gemm-sweep-winners.csv \
     --dtypes f32,f16,f64 --top-k 10 --csv "$out/tuned-$n-$build.csv" "${extra[@]}" 2>&1 |
     grep -E "^top-1|geometric mean|rows;"

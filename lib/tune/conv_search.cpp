@@ -1,6 +1,7 @@
 #include <isaac/error.hpp>
 #include <isaac/tune/conv_features.hpp>
 #include <isaac/tune/ensemble.hpp>
+#include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/search.hpp>
 
 #include "tune/float_net.hpp"
@@ -26,20 +27,35 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
-                                        const lower::DeviceLimits& device, const Model& model, int top,
-                                        SearchReport* report, int per_split) {
+namespace {
+
+void check_conv_model(const Model& model) {
   if (model.template_name != "conv")
     throw InvalidArgument(fmt::format("the CONV search needs a CONV model; this one is for the \"{}\" template",
                                       model.template_name));
   if (model.features != conv_feature_names())
     throw InvalidArgument("the model's features are not this isaac's CONV features: retrain it with this version");
-  if (top < 1) throw InvalidArgument(fmt::format("rank_conv_space: top={} must be at least 1", top));
-  if (per_split < 0) throw InvalidArgument(fmt::format("rank_conv_space: per_split={} must be 0 or more", per_split));
-  auto start = std::chrono::steady_clock::now();
+}
+
+// The template's whole space: the direct sets, then both Winograd kernels'.
+std::vector<lower::ConvParams> whole_space(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
+                                           const lower::DeviceLimits& device) {
   std::vector<lower::ConvParams> space = lower::conv_space(problem, epilogue, device);
   for (const lower::ConvParams& p : lower::winograd_space(problem, epilogue, device)) space.push_back(p);
   for (const lower::ConvParams& p : lower::winograd_product_space(problem, epilogue, device)) space.push_back(p);
+  return space;
+}
+
+}  // namespace
+
+std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
+                                        const lower::DeviceLimits& device, const Model& model, int top,
+                                        SearchReport* report, int per_split) {
+  check_conv_model(model);
+  if (top < 1) throw InvalidArgument(fmt::format("rank_conv_space: top={} must be at least 1", top));
+  if (per_split < 0) throw InvalidArgument(fmt::format("rank_conv_space: per_split={} must be 0 or more", per_split));
+  auto start = std::chrono::steady_clock::now();
+  const std::vector<lower::ConvParams> space = whole_space(problem, epilogue, device);
   SearchReport local;
   local.enumerate_ms = ms_since(start);
   local.legal_sets = space.size();
@@ -101,6 +117,18 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   return ranked;
 }
 
+std::vector<RankedConv> rank_conv_neighbours(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
+                                             const lower::DeviceLimits& device, const Model& model,
+                                             const lower::ConvParams& center, int top) {
+  check_conv_model(model);
+  if (top < 1) throw InvalidArgument(fmt::format("rank_conv_neighbours: top={} must be at least 1", top));
+  const Tiling from = tiling_of(center);
+  std::vector<lower::ConvParams> near;
+  for (const lower::ConvParams& p : whole_space(problem, epilogue, device))
+    if (p != center && tiling_step(from, tiling_of(p))) near.push_back(p);
+  return best_scored(model.mlp, near, conv_features(problem, near), top);
+}
+
 std::vector<lower::ConvParams> winograd_candidates(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
                                                    const lower::DeviceLimits& device) {
   // The Winograd sets that won f32 sweeps on the H100 (bench/results/conv-sweep-winners.csv and the
@@ -157,7 +185,10 @@ ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& ep
       [&](int top, SearchReport* report) {
         return rank_conv_space(problem, epilogue, device, model, top, report, per_split_pool);
       },
-      benchmark, announce);
+      benchmark, announce,
+      [&](const lower::ConvParams& center) {
+        return rank_conv_neighbours(problem, epilogue, device, model, center, neighbour_pool);
+      });
   if (winograd.empty()) return choice;
   // The Winograd sets, timed as select_best times the model's: once, then again where close to the fastest.
   double fastest = choice.measured_ms;
@@ -165,7 +196,7 @@ ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& ep
   for (size_t i = 0; i < winograd.size(); ++i) try {
       // The model's own candidates may hold it already.
       if (std::ranges::any_of(choice.timed, [&](const auto& t) { return t.params == winograd[i]; })) continue;
-      timed.push_back({winograd[i], top_k + int(i), benchmark(winograd[i])});
+      timed.push_back({winograd[i], choice.listed + int(i), benchmark(winograd[i])});
       fastest = std::min(fastest, timed.back().ms);
     } catch (const std::exception& e) {
       choice.failures.push_back(fmt::format("{}: {}", winograd[i].str(), e.what()));

@@ -3,10 +3,13 @@
 // first layer, and the loops that score millions of parameter sets on one core (gemm_search.cpp,
 // conv_search.cpp).
 #include <isaac/tune/mlp.hpp>
+#include <isaac/tune/search.hpp>
 
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <cstddef>
+#include <numeric>
 #include <vector>
 
 namespace isaac::tune {
@@ -34,6 +37,23 @@ double predicted_tflops(const Mlp& mlp, float score);
 
 // The outputs of the whole network for raw feature rows (row-major, `inputs` each).
 Eigen::RowVectorXf float_scores(const FloatNet& net, const std::vector<double>& rows, Eigen::Index inputs);
+
+// The `top` of `sets` that the whole network scores best, best first; `rows` are their raw features.
+template <class Params>
+std::vector<RankedSet<Params>> best_scored(const Mlp& mlp, const std::vector<Params>& sets,
+                                           const std::vector<double>& rows, int top) {
+  if (sets.empty()) return {};
+  const Eigen::RowVectorXf score = float_scores(float_net(mlp), rows, mlp.inputs());
+  std::vector<std::size_t> order(sets.size());
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  const std::size_t kept = std::min(order.size(), std::size_t(std::max(top, 0)));
+  std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(kept), order.end(),
+                    [&](std::size_t a, std::size_t b) { return score[Eigen::Index(a)] > score[Eigen::Index(b)]; });
+  std::vector<RankedSet<Params>> ranked;
+  for (std::size_t i = 0; i < kept; ++i)
+    ranked.push_back({sets[order[i]], predicted_tflops(mlp, score[Eigen::Index(order[i])])});
+  return ranked;
+}
 
 // out[r] = w x[r] + bias for raw feature rows x (doubles, `inputs` each): the first layer of many
 // sets. w is stored by input (w + f * hidden is input f's column), out by row (hidden floats each).

@@ -265,18 +265,7 @@ std::vector<Ranked> rank_gemm_neighbours(const ir::Gemm& problem, const lower::D
       if (same_order != center) near.push_back(p);
     }
   }
-  if (near.empty()) return {};
-  const Eigen::RowVectorXf score =
-      float_scores(float_net(model.mlp), gemm_features(problem, near), model.mlp.inputs());
-  std::vector<size_t> order(near.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  const size_t kept = std::min(order.size(), size_t(top));
-  std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(kept), order.end(),
-                    [&](size_t a, size_t b) { return score[Eigen::Index(a)] > score[Eigen::Index(b)]; });
-  std::vector<Ranked> ranked;
-  for (size_t i = 0; i < kept; ++i)
-    ranked.push_back({near[order[i]], predicted_tflops(model.mlp, score[Eigen::Index(order[i])])});
-  return ranked;
+  return best_scored(model.mlp, near, gemm_features(problem, near), top);
 }
 
 Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model, int top_k,

@@ -64,6 +64,7 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
     time_until(next_near, ranked.size(), top_k);
   }
   time_until(next, listed, top_k);  // spares, where candidates failed or no neighbour was left
+  choice.listed = int(ranked.size());
   if (choice.timed.empty())
     throw Error(fmt::format("none of the model's {} best parameter sets for {} could run; first failure: {}",
                             ranked.size(), problem, choice.failures.front()));

@@ -204,6 +204,23 @@ TEST_CASE("the CONV search ranks the whole space by the model's own predictions"
         CHECK(pooled[i].params.cg == all[extra[i - 20]].cg);
         CHECK(pooled[i].predicted_tflops == doctest::Approx(std::exp(predicted[extra[i - 20]])).epsilon(1e-4));
       }
+      // The neighbours of a set the model ranks 11th: its best sets one step away, none of another kind.
+      const lower::ConvParams center = ranked[10].params;
+      std::vector<double> near_predicted;
+      for (size_t i = 0; i < all.size(); ++i)
+        if (all[i] != center && tiling_step(tiling_of(center), tiling_of(all[i])))
+          near_predicted.push_back(predicted[i]);
+      std::sort(near_predicted.begin(), near_predicted.end(), std::greater<>());
+      REQUIRE(near_predicted.size() > 15);
+      const auto near = rank_conv_neighbours(v, {}, {}, model, center, 15);
+      REQUIRE(near.size() == 15);
+      for (size_t i = 0; i < near.size(); ++i) {
+        CAPTURE(i);
+        CHECK(near[i].params != center);
+        CHECK(near[i].params.wg == center.wg);
+        CHECK(tiling_step(tiling_of(center), tiling_of(near[i].params)));
+        CHECK(near[i].predicted_tflops == doctest::Approx(std::exp(near_predicted[i])).epsilon(1e-4));
+      }
       MESSAGE(fmt::format("CONV {}, hidden {}: {} legal sets ({} Winograd), enumerated in {:.1f} ms, evaluated in "
                           "{:.1f} ms",
                           ir::name(v.dtype), tune::hidden_to_string(hidden), report.legal_sets, winograd.size(),

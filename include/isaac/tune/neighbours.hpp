@@ -4,7 +4,8 @@
 // whose top-10 missed 95% of the brute force on the H100 (0.1.18), four had a brute-force winner one
 // step from the fastest candidate (U 64 for 32, KG 6 for 8, a block tile half as wide), which the
 // model ranked below its ten tilings. A neighbour differs from the center in one of its tilings'
-// groups by at most a factor of two per size, or only in how it loads and orders its work.
+// groups by at most a factor of two per size, or only in how it loads and orders its work. GEMM and
+// CONV both use it (docs/tuning.md, round 34).
 #include <isaac/tune/spread.hpp>
 
 #include <cstddef>

@@ -61,6 +61,10 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
 // splits are those rank_gemm_space ranks.
 std::vector<Ranked> rank_gemm_neighbours(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model,
                                          const lower::GemmParams& center, int top);
+// The same for CONV over the direct and both Winograd spaces (a neighbour keeps the kernel's kind).
+std::vector<RankedConv> rank_conv_neighbours(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,
+                                             const lower::DeviceLimits& device, const Model& model,
+                                             const lower::ConvParams& center, int top);
 // How many of them the re-benchmark picks its neighbour candidates from.
 inline constexpr int neighbour_pool = 256;
 
@@ -83,9 +87,10 @@ struct Choice {
   double predicted_tflops = 0;
   double measured_ms = -1;  // -1 when nothing was measured (top_k = 0)
   // The chosen set's place among the candidates spread over tilings (0 = the model's first choice);
-  // for GEMM, the neighbours of the fastest come after those and their spares (select_best.hpp);
-  // for CONV, top_k + i is the i-th of the Winograd sets timed besides (select_conv).
+  // the neighbours of the fastest come after those and their spares (select_best.hpp); for CONV,
+  // listed + i is the i-th of the Winograd sets timed besides (select_conv).
   int rank = 0;
+  int listed = 0;           // the candidates listed, spares and neighbours included
   int benchmarked = 0;      // candidates that ran
   std::vector<std::string> failures;  // candidates that could not run, with why
   std::vector<TimedSet<Params>> timed;  // every candidate that ran, in the model's order
@@ -102,7 +107,8 @@ Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device
                       const GemmBenchmark& benchmark,
                       const std::function<void(const std::vector<Ranked>&)>& candidates = {});
 // CONV: the model ranks the direct and the Winograd sets (conv_space, winograd_space and
-// winograd_product_space). Where Winograd applies and top_k > 0, the Winograd sets (WG=1 and WG=2)
+// winograd_product_space), and a fifth of the top k are neighbours as for GEMM. Where Winograd
+// applies and top_k > 0, the Winograd sets (WG=1 and WG=2)
 // that won the H100 sweeps are timed besides the model's
 // candidates (those it has not among them already), a hedge for the problems the model has seen least;
 // their predicted_tflops is 0.
