@@ -312,7 +312,7 @@ DecisionOf<Pattern> model_search(Pattern& pattern, const TuningOptions& options,
   const tune::Choice<Params> s = pattern.select(
       model->model, [&](const Params& p) { return timer.time(p); },
       [&](const std::vector<tune::RankedSet<Params>>& ranked) {
-        for (std::size_t i = 0; i < ranked.size() && int(i) < options.top_k; ++i) timer.prefetch(ranked[i].params);
+        for (const auto& r : ranked) timer.prefetch(r.params);
       });
   DecisionOf<Pattern> d;
   d.params = s.params;

@@ -16,6 +16,7 @@
 #include <numeric>
 #include <set>
 #include <tuple>
+#include <utility>
 
 namespace isaac::tune {
 
@@ -172,9 +173,12 @@ ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& ep
                           const std::function<void(const std::vector<RankedConv>&)>& candidates) {
   const std::vector<lower::ConvParams> winograd =
       top_k > 0 ? winograd_candidates(problem, epilogue, device) : std::vector<lower::ConvParams>{};
+  // The Winograd sets are announced with the first pass: they compile while it runs.
+  bool winograd_announced = false;
   auto announce = [&](const std::vector<RankedConv>& ranked) {
     if (!candidates) return;
     candidates(ranked);
+    if (std::exchange(winograd_announced, true)) return;
     std::vector<RankedConv> extra;
     for (const lower::ConvParams& p : winograd)
       if (std::ranges::none_of(ranked, [&](const RankedConv& r) { return r.params == p; })) extra.push_back({p, 0});

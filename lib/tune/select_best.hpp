@@ -39,7 +39,13 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
     choice.predicted_tflops = ranked.front().predicted_tflops;
     return choice;
   }
-  if (candidates) candidates(ranked);
+  // The sets about to be timed, announced so that they compile in parallel: the first pass, then the
+  // neighbours. The spares compile when they are needed.
+  auto announce = [&](const std::vector<RankedSet<Params>>& sets, std::size_t count) {
+    if (candidates && !sets.empty())
+      candidates(std::vector<RankedSet<Params>>(sets.begin(), sets.begin() + std::ptrdiff_t(std::min(count, sets.size()))));
+  };
+  announce(ranked, std::size_t(top_k) - refinements);
   // Times ranked[next...] in order until `until` candidates have run.
   auto time_until = [&](std::size_t& next, std::size_t end, int until) {
     for (; next < end && int(choice.timed.size()) < until; ++next) try {
@@ -58,7 +64,7 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
       if (std::ranges::none_of(ranked, [&](const RankedSet<Params>& c) { return c.params == r.params; }))
         unlisted.push_back(r);
     const std::vector<RankedSet<Params>> near = pick_neighbours(tiling_of(center), unlisted, refinements + 4);
-    if (candidates && !near.empty()) candidates(near);
+    announce(near, refinements);
     ranked.insert(ranked.end(), near.begin(), near.end());
     std::size_t next_near = listed;
     time_until(next_near, ranked.size(), top_k);

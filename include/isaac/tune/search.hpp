@@ -101,8 +101,9 @@ using ConvSelection = Choice<lower::ConvParams>;
 
 // Ranks the space and re-benchmarks the model's `top_k` best (0 trusts the model's first choice): a
 // fifth of them (neighbours.hpp) are the model's best neighbours of the fastest of the others.
-// `candidates`, when given, first sees every set that may be benchmarked, in order (to compile them
-// in parallel). Throws isaac::Error when no candidate could run.
+// `candidates`, when given, sees the sets about to be benchmarked, in order, before they are (to
+// compile them in parallel): the first pass, then the neighbours; spares that stand in for failed
+// candidates are benchmarked unannounced. Throws isaac::Error when no candidate could run.
 Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model, int top_k,
                       const GemmBenchmark& benchmark,
                       const std::function<void(const std::vector<Ranked>&)>& candidates = {});
