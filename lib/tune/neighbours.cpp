@@ -35,4 +35,6 @@ std::optional<Step> tiling_step(const Tiling& from, const Tiling& to) {
   return step;
 }
 
+bool neighbours_pay(const Tiling& first) { return first[6] != 2; }
+
 }  // namespace isaac::tune

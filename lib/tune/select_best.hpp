@@ -30,9 +30,12 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
   // Spare candidates stand in for those that fail to compile or run. The pool they are spread from
   // is 32 sets per candidate: room for the many variants of each of the model's favourite tilings.
   const int wanted = std::max(top_k, 1) + 8;
-  const std::size_t refinements = neighbours ? refinements_for(std::size_t(top_k)) : 0;
-  std::vector<RankedSet<Params>> ranked = candidate_sets(rank(top_k == 0 ? 1 : 32 * wanted, &choice.search),
-                                                         std::size_t(top_k), std::size_t(wanted), refinements);
+  const std::vector<RankedSet<Params>> pool = rank(top_k == 0 ? 1 : 32 * wanted, &choice.search);
+  const std::size_t refinements =
+      neighbours && !pool.empty() && neighbours_pay(tiling_of(pool.front().params)) ? refinements_for(std::size_t(top_k))
+                                                                                     : 0;
+  std::vector<RankedSet<Params>> ranked =
+      candidate_sets(pool, std::size_t(top_k), std::size_t(wanted), refinements);
   if (ranked.empty()) throw Error(fmt::format("no legal parameter set for {}", problem));
   if (top_k == 0) {
     choice.params = ranked.front().params;

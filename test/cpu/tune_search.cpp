@@ -10,6 +10,7 @@
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/heuristic.hpp>
 #include <isaac/tune/mlp.hpp>
+#include <isaac/tune/models.hpp>
 #include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/model_file.hpp>
 #include <isaac/tune/search.hpp>
@@ -24,6 +25,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 using namespace isaac;
 using namespace isaac::tune;
@@ -455,6 +457,31 @@ TEST_CASE("select_gemm re-benchmarks the top k spread over tilings, then neighbo
   CHECK(trusted.measured_ms < 0);
   CHECK_THROWS_WITH_AS(select_gemm(g, {}, model, 3, [](const lower::GemmParams&) -> double { throw Error("no"); }),
                        doctest::Contains("could run"), Error);
+}
+
+TEST_CASE("select_gemm takes no neighbours where the model's first choice is a wgmma set") {
+  // The shipped f16 model's first choice for 4096^3 on sm_90 is a TC=2 set; the f64 model's for
+  // 2560x64x2560 is not.
+  lower::DeviceLimits sm90;
+  sm90.sm = 90;
+  CHECK_FALSE(neighbours_pay(Tiling{128, 256, 16, 8, 64, 1, 2, 0, 0}));
+  CHECK(neighbours_pay(Tiling{128, 256, 16, 8, 64, 1, 1, 0, 0}));
+  for (auto [dtype, m, n, k, wgmma] : {std::tuple{ir::DType::f16, 4096, 4096, 4096, true},
+                                        std::tuple{ir::DType::f64, 2560, 64, 2560, false}}) {
+    const ir::Gemm g = ir::dense_gemm(dtype, m, n, k, false, true);
+    const auto model = find_model("gemm", dtype, "NVIDIA H100 80GB HBM3", 90);
+    REQUIRE(model);
+    std::vector<std::vector<Ranked>> announced;
+    const Selection s = select_gemm(
+        g, sm90, model->model, 10, [](const lower::GemmParams&) { return 1.0; },
+        [&](const std::vector<Ranked>& c) { announced.push_back(c); });
+    CAPTURE(ir::to_string(g));
+    CHECK((rank_gemm_space(g, sm90, model->model, 1).front().params.tc == 2) == wgmma);
+    CHECK(s.benchmarked == 10);
+    REQUIRE(announced.size() == (wgmma ? 1u : 2u));
+    CHECK(announced[0].size() == (wgmma ? 10u : 8u));
+    if (!wgmma) CHECK(announced[1].size() == 2u);
+  }
 }
 
 TEST_CASE("select_gemm times the candidates close to the fastest again and keeps their lower time") {

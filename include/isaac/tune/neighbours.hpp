@@ -27,6 +27,14 @@ std::optional<Step> tiling_step(const Tiling& from, const Tiling& to);
 // rows in 0.1.18's candidate timings, and no row fell under 95% of the brute force.
 inline std::size_t refinements_for(std::size_t top_k) { return top_k / 5; }
 
+// Whether the neighbour step is worth its two candidates where the model's first choice has tiling
+// `first`: not for `wgmma` (TC = 2) sets. In three H200 runs over the 45 f16 GEMM rows whose fastest
+// first-pass candidate was one, the fastest neighbour beat it by more than 1% once (geometric mean
+// 1.0004), where f32 and f64 gained 0.35-0.9% and CONV 0.7-0.9% (docs/tuning.md, round 34); those
+// spaces hold few neighbours (22-31 for f16 4096^3 and 2560x128x2560). The ten are then spread as
+// before the step.
+bool neighbours_pay(const Tiling& first);
+
 // `count` of `ranked` (the model's best neighbours of a set whose tiling is `center`, best first), in
 // the order to time them: the best, then the best of each kind of step not taken yet, then the rest.
 // A first pick that is a variant would otherwise leave the others to more variants of one tiling.

@@ -100,7 +100,8 @@ using Selection = Choice<lower::GemmParams>;
 using ConvSelection = Choice<lower::ConvParams>;
 
 // Ranks the space and re-benchmarks the model's `top_k` best (0 trusts the model's first choice): a
-// fifth of them (neighbours.hpp) are the model's best neighbours of the fastest of the others.
+// fifth of them (neighbours.hpp) are the model's best neighbours of the fastest of the others, unless
+// the model's first choice is a `wgmma` set (neighbours_pay).
 // `candidates`, when given, sees the sets about to be benchmarked, in order, before they are (to
 // compile them in parallel): the first pass, then the neighbours; spares that stand in for failed
 // candidates are benchmarked unannounced. Throws isaac::Error when no candidate could run.
