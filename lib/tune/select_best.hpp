@@ -31,11 +31,9 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
   // is 32 sets per candidate: room for the many variants of each of the model's favourite tilings.
   const int wanted = std::max(top_k, 1) + 8;
   const std::vector<RankedSet<Params>> pool = rank(top_k == 0 ? 1 : 32 * wanted, &choice.search);
-  const std::size_t refinements =
-      neighbours && !pool.empty() && neighbours_pay(tiling_of(pool.front().params)) ? refinements_for(std::size_t(top_k))
-                                                                                     : 0;
-  std::vector<RankedSet<Params>> ranked =
-      candidate_sets(pool, std::size_t(top_k), std::size_t(wanted), refinements);
+  const bool refine = neighbours && !pool.empty() && neighbours_pay(tiling_of(pool.front().params));
+  const std::size_t refinements = refine ? refinements_for(std::size_t(top_k)) : 0;
+  std::vector<RankedSet<Params>> ranked = candidate_sets(pool, std::size_t(top_k), std::size_t(wanted), refinements);
   if (ranked.empty()) throw Error(fmt::format("no legal parameter set for {}", problem));
   if (top_k == 0) {
     choice.params = ranked.front().params;
@@ -45,8 +43,8 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
   // The sets about to be timed, announced so that they compile in parallel: the first pass, then the
   // neighbours. The spares compile when they are needed.
   auto announce = [&](const std::vector<RankedSet<Params>>& sets, std::size_t count) {
-    if (candidates && !sets.empty())
-      candidates(std::vector<RankedSet<Params>>(sets.begin(), sets.begin() + std::ptrdiff_t(std::min(count, sets.size()))));
+    count = std::min(count, sets.size());
+    if (candidates && count > 0) candidates({sets.begin(), sets.begin() + std::ptrdiff_t(count)});
   };
   announce(ranked, std::size_t(top_k) - refinements);
   // Times ranked[next...] in order until `until` candidates have run.
