@@ -154,6 +154,11 @@ std::size_t span4(const std::array<std::int64_t, 4>& extents, const std::array<s
   return last + 1;
 }
 
+// Decisions made with f32 on the tensor cores are kept apart from those without.
+std::string tensor_cores_key(ir::DType dtype, const TuningOptions& options) {
+  return dtype == ir::DType::f32 && options.f32_tensor_cores ? " f32-tensor-cores" : "";
+}
+
 // What the searches need to know of a template: its legality, its spaces, how to build and time a
 // kernel on scratch operands (filled with small non-zero values) and its choice without a search.
 struct GemmPattern {
@@ -171,12 +176,10 @@ struct GemmPattern {
 
   ir::DType dtype() const { return problem.dtype; }
   std::string layout() const { return fmt::format("{}{}", problem.a_trans ? 'T' : 'N', problem.b_trans ? 'T' : 'N'); }
-  // Decisions made with f32 on the tensor cores are kept apart from those without.
-  std::string tensor_cores() const {
-    return problem.dtype == ir::DType::f32 && options.f32_tensor_cores ? " f32-tensor-cores" : "";
+  std::string shape() const { return ir::to_string(problem) + tensor_cores_key(problem.dtype, options); }
+  std::string bucket() const {
+    return tune::gemm_bucket(problem, options.gemm_buckets) + tensor_cores_key(problem.dtype, options);
   }
-  std::string shape() const { return ir::to_string(problem) + tensor_cores(); }
-  std::string bucket() const { return tune::gemm_bucket(problem, options.gemm_buckets) + tensor_cores(); }
   bool legal(const Params& p) const { return lower::gemm_legal(problem, p, limits); }
   static Params parse(std::string_view text) { return lower::parse_gemm_params(text); }
   Params fallback() const { return tune::heuristic_gemm(problem, limits); }
@@ -228,9 +231,13 @@ struct ConvPattern {
     return fmt::format("{}/{}/{}", ir::name(problem.input_layout), ir::name(problem.filter_layout),
                        ir::name(problem.output_layout));
   }
-  std::string shape() const { return fmt::format("{} epilogue={}", ir::to_string(problem), lower::to_string(epilogue)); }
+  std::string shape() const {
+    return fmt::format("{} epilogue={}{}", ir::to_string(problem), lower::to_string(epilogue),
+                       tensor_cores_key(problem.dtype, options));
+  }
   std::string bucket() const {
-    return fmt::format("{} epilogue={}", tune::conv_bucket(problem, options.conv_buckets), lower::to_string(epilogue));
+    return fmt::format("{} epilogue={}{}", tune::conv_bucket(problem, options.conv_buckets), lower::to_string(epilogue),
+                       tensor_cores_key(problem.dtype, options));
   }
   bool legal(const Params& p) const { return lower::conv_legal(problem, p, epilogue, limits); }
   static Params parse(std::string_view text) { return lower::parse_conv_params(text); }
@@ -492,7 +499,9 @@ GemmDecision choose_gemm(const ir::Gemm& problem, const TuningOptions& options) 
 
 ConvDecision choose_conv(const ir::Conv& problem, const lower::ConvEpilogue& epilogue, const TuningOptions& options) {
   const runtime::DeviceInfo info = runtime::device_info(options.ordinal);
-  ConvPattern pattern{problem, epilogue, options, info, device_limits(info), {}, {}, {}, {}, {}};
+  lower::DeviceLimits limits = device_limits(info);
+  limits.f32_tensor_cores = options.f32_tensor_cores;  // the Winograd products (WG=2) are GEMMs
+  ConvPattern pattern{problem, epilogue, options, info, limits, {}, {}, {}, {}, {}};
   return choose(pattern, options);
 }
 

@@ -78,16 +78,18 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   std::vector<size_t> order(space.size());
   std::iota(order.begin(), order.end(), 0);
   auto better = [&](size_t a, size_t b) { return score[a] != score[b] ? score[a] > score[b] : a < b; };
-  // The per-split pools: the first member's best sets of each CG.
+  // The per-split pools: the first member's best sets of each CG, then of each kind of kernel (TC).
   std::vector<size_t> pooled;
   {
-    std::map<int, std::vector<size_t>> by_split;
-    for (size_t i = 0; i < space.size(); ++i) by_split[space[i].cg].push_back(i);
-    for (auto& [cg, members] : by_split) {
-      const auto n = std::ptrdiff_t(std::min<size_t>(size_t(per_split), members.size()));
-      std::partial_sort(members.begin(), members.begin() + n, members.end(), better);
-      pooled.insert(pooled.end(), members.begin(), members.begin() + n);
-    }
+    std::map<int, std::vector<size_t>> by_split, by_kind;
+    for (size_t i = 0; i < space.size(); ++i) by_split[space[i].cg].push_back(i), by_kind[space[i].tc].push_back(i);
+    for (auto* groups : {&by_split, &by_kind})
+      for (auto& [key, members] : *groups) {
+        const auto n = std::ptrdiff_t(std::min<size_t>(size_t(per_split), members.size()));
+        std::partial_sort(members.begin(), members.begin() + n, members.end(), better);
+        for (auto it = members.begin(); it != members.begin() + n; ++it)
+          if (std::ranges::find(pooled, *it) == pooled.end()) pooled.push_back(*it);
+      }
   }
   const size_t kept = std::min<size_t>(size_t(model.ensemble > 1 ? std::max(top, ensemble_pool) : top), order.size());
   std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(kept), order.end(), better);

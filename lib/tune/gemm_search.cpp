@@ -125,9 +125,13 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   std::array<std::vector<bool>, std::tuple_size_v<decltype(space.splits)>> uneven_splits;
   for (size_t slot = 0; slot < uneven_splits.size(); ++slot)
     for (auto [kg, sw] : space.splits[slot]) uneven_splits[slot].push_back(!std::has_single_bit(unsigned(kg)));
-  auto offer = [&](float score, std::uint64_t id, std::uint8_t level) {
+  // And the best of each kind of kernel (TC), for the kind hedge (spread.hpp).
+  std::array<BestOf, 3> best_of_kind{BestOf(std::size_t(per_split)), BestOf(std::size_t(per_split)),
+                                     BestOf(std::size_t(per_split))};
+  auto offer = [&](float score, std::uint64_t id, std::uint8_t level, int kind) {
     if (best.wants(score)) best.offer({score, id});
     if (best_of_split[level].wants(score)) best_of_split[level].offer({score, id});
+    if (best_of_kind[std::size_t(kind)].wants(score)) best_of_kind[std::size_t(kind)].offer({score, id});
   };
   // SW > 1 is not ranked where the grid fits on the SMs at once (lower::gemm_grid_fits_at_once): where
   // KG is at most the SMs over the base set's blocks. Nor are the splits the space leaves out
@@ -150,7 +154,7 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
         if (uneven[s] && splits[s].kg > uneven_max) continue;
         const float score =
             hidden_score(base, delta.col(Eigen::Index(s)).data(), out.data(), int(out.size()), out_bias);
-        offer(score, std::uint64_t(b) << 8 | s, levels[slot][s]);
+        offer(score, std::uint64_t(b) << 8 | s, levels[slot][s], space.bases[b].tc);
       }
     }
   } else {
@@ -163,7 +167,8 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       if (filled == 0) return;
       MatrixF part = z.leftCols(filled);
       const Eigen::RowVectorXf out = rest_of_network(net, part);
-      for (Eigen::Index j = 0; j < filled; ++j) offer(out[j], ids[size_t(j)], split_levels[size_t(j)]);
+      for (Eigen::Index j = 0; j < filled; ++j)
+        offer(out[j], ids[size_t(j)], split_levels[size_t(j)], space.bases[ids[size_t(j)] >> 8].tc);
       filled = 0;
     };
     for (size_t b = 0; b < space.bases.size(); ++b) {
@@ -193,8 +198,11 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   {
     std::map<std::uint64_t, std::size_t> position;
     for (std::size_t i = 0; i < overall; ++i) position[scored[i].id] = i;
-    for (BestOf& pool : best_of_split)
-      for (const Scored& s : pool.drain())
+    std::vector<BestOf*> pools;
+    for (BestOf& pool : best_of_split) pools.push_back(&pool);
+    for (BestOf& pool : best_of_kind) pools.push_back(&pool);
+    for (BestOf* pool : pools)
+      for (const Scored& s : pool->drain())
         if (auto [it, added] = position.try_emplace(s.id, scored.size()); added) {
           scored.push_back(s);
           pooled.push_back(true);

@@ -13,6 +13,8 @@ Tiling tiling_of(const lower::ConvParams& p) {
 
 int grid_split(const Tiling& t) { return t[5]; }
 
+int kernel_kind(const Tiling& t) { return t[6]; }
+
 std::vector<std::size_t> spread_over_tilings(std::span<const Tiling> ranked, std::size_t count) {
   count = std::min(count, ranked.size());
   std::vector<std::size_t> chosen;

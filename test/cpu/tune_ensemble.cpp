@@ -149,20 +149,25 @@ TEST_CASE("the GEMM search ranks with the first member, then the ensemble over t
     CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(whole[order[i]])).epsilon(1e-4));
   }
 
-  // The per-split pools: the first member's best 2 of each KG, scored by the whole ensemble, after the
-  // same 10, less those among them.
-  std::map<int, std::vector<size_t>> best_of_split;
+  // The per-split and per-kind pools: the first member's best 2 of each KG and of each TC, scored by
+  // the whole ensemble, after the same 10, less those among them.
+  std::map<int, std::vector<size_t>> best_of_split, best_of_kind;
   std::vector<size_t> by_first(all.size());
   std::iota(by_first.begin(), by_first.end(), size_t(0));
   std::stable_sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) { return first[a] > first[b]; });
-  for (size_t i : by_first)
+  for (size_t i : by_first) {
     if (auto& b = best_of_split[all[i].kg]; b.size() < 2) b.push_back(i);
+    if (auto& b = best_of_kind[all[i].tc]; b.size() < 2) b.push_back(i);
+  }
+  CHECK(best_of_kind.size() == 2);  // f32 FMA and TC=1 sets
   const std::set<size_t> top(order.begin(), order.begin() + 10);
-  std::size_t expected = 0;
-  for (auto& [kg, b] : best_of_split)
-    for (size_t i : b) expected += !top.contains(i);
+  std::set<size_t> pools;
+  for (const auto* groups : {&best_of_split, &best_of_kind})
+    for (const auto& [key, b] : *groups)
+      for (size_t i : b)
+        if (!top.contains(i)) pools.insert(i);
   const auto pooled = rank_gemm_space(g, {}, model, 10, nullptr, 2);
-  REQUIRE(pooled.size() == 10 + expected);
+  REQUIRE(pooled.size() == 10 + pools.size());
   for (size_t i = 0; i < pooled.size(); ++i) {
     CAPTURE(i);
     if (i < 10) {
@@ -170,9 +175,9 @@ TEST_CASE("the GEMM search ranks with the first member, then the ensemble over t
       continue;
     }
     if (i > 10) CHECK(pooled[i].predicted_tflops <= pooled[i - 1].predicted_tflops * (1 + 1e-6));
-    const auto& b = best_of_split.at(pooled[i].params.kg);
-    CHECK(std::ranges::any_of(b, [&](size_t j) {
-      return !top.contains(j) && pooled[i].predicted_tflops == doctest::Approx(std::exp(whole[j])).epsilon(1e-4);
+    CHECK(std::ranges::any_of(pools, [&](size_t j) {
+      return all[j].kg == pooled[i].params.kg && all[j].tc == pooled[i].params.tc &&
+             pooled[i].predicted_tflops == doctest::Approx(std::exp(whole[j])).epsilon(1e-4);
     }));
   }
 }

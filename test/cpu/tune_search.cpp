@@ -50,14 +50,19 @@ Model random_model(const ir::Gemm& problem, const std::vector<int>& hidden, std:
   return model;
 }
 
-// What the per-split pools add to the best `top` of a ranking (positions into the space, best first):
-// each split's best `per_split` positions that the top lacks, in the ranking's order.
-template <class SplitOf>
-std::vector<size_t> expected_extras(const std::vector<size_t>& order, size_t top, int per_split, SplitOf split_of) {
-  std::map<int, int> seen;
+// What the per-split and per-kind pools add to the best `top` of a ranking (positions into the space,
+// best first): each split's and each kind's best `per_split` positions that the top lacks, in the
+// ranking's order.
+template <class SplitOf, class KindOf>
+std::vector<size_t> expected_extras(const std::vector<size_t>& order, size_t top, int per_split, SplitOf split_of,
+                                    KindOf kind_of) {
+  std::map<int, int> seen_split, seen_kind;
   std::vector<size_t> extras;
-  for (size_t j = 0; j < order.size(); ++j)
-    if (seen[split_of(order[j])]++ < per_split && j >= top) extras.push_back(order[j]);
+  for (size_t j = 0; j < order.size(); ++j) {
+    const bool best_of_split = seen_split[split_of(order[j])]++ < per_split;
+    const bool best_of_kind = seen_kind[kind_of(order[j])]++ < per_split;
+    if ((best_of_split || best_of_kind) && j >= top) extras.push_back(order[j]);
+  }
   return extras;
 }
 
@@ -137,15 +142,18 @@ TEST_CASE("the search ranks the whole space by the model's own predictions") {
     MESSAGE(fmt::format("hidden {}: {} legal sets, enumerated in {:.1f} ms, evaluated in {:.1f} ms",
                         tune::hidden_to_string(hidden), report.legal_sets, report.enumerate_ms, report.evaluate_ms));
 
-    // With per-split pools: the same 20, then the best 3 of each KG that they lack, best first.
+    // With per-split pools: the same 20, then the best 3 of each KG and of each TC that they lack, best
+    // first.
     const auto pooled = rank_gemm_space(g, {}, model, 20, nullptr, 3);
-    const auto extra = expected_extras(order, 20, 3, [&](size_t i) { return all[i].kg; });
+    const auto extra =
+        expected_extras(order, 20, 3, [&](size_t i) { return all[i].kg; }, [&](size_t i) { return all[i].tc; });
     REQUIRE(pooled.size() == 20 + extra.size());
     CHECK(extra.size() > 3);
     for (size_t i = 0; i < pooled.size(); ++i) {
       const size_t want = i < 20 ? order[i] : extra[i - 20];
       CAPTURE(i);
       CHECK(pooled[i].params.kg == all[want].kg);
+      CHECK(pooled[i].params.tc == all[want].tc);
       CHECK(pooled[i].predicted_tflops == doctest::Approx(std::exp(predicted[want])).epsilon(1e-4));
     }
   }
@@ -198,7 +206,8 @@ TEST_CASE("the CONV search ranks the whole space by the model's own predictions"
         if (i) CHECK(ranked[i].predicted_tflops <= ranked[i - 1].predicted_tflops);
       }
       const auto pooled = rank_conv_space(v, {}, {}, model, 20, nullptr, 3);
-      const auto extra = expected_extras(order, 20, 3, [&](size_t i) { return all[i].cg; });
+      const auto extra =
+          expected_extras(order, 20, 3, [&](size_t i) { return all[i].cg; }, [&](size_t i) { return all[i].tc; });
       REQUIRE(pooled.size() == 20 + extra.size());
       CHECK(!extra.empty());
       for (size_t i = 20; i < pooled.size(); ++i) {
@@ -325,6 +334,46 @@ TEST_CASE("candidate_sets hedges the last candidates against splitting the reduc
   for (std::size_t i = 1; i < plain.size(); ++i) CHECK(plain[i].params.ms == int(i));
   // Two candidates leave no room for a hedge: 8, 8 first although 4 and 2 follow.
   CHECK(kgs(candidate_sets(std::vector<Ranked>(pool.end() - 4, pool.end()), 2, 4)) == std::vector<int>{8, 8, 4, 2});
+}
+
+TEST_CASE("candidate_sets times the best set of a kind of kernel the spread lacks, if the model rates it close") {
+  // Twelve mma.sync tilings (TC=1) predicted 10.0, 9.9, ..., then a wgmma set (TC=2) at `wgmma`
+  // TFLOP/s and an FMA set (TC=0) at 8.4.
+  auto pool_with = [](double wgmma, int kg) {
+    std::vector<Ranked> pool;
+    for (int ms = 1; ms <= 12; ++ms) {
+      lower::GemmParams p;
+      p.ms = ms, p.kg = kg, p.tc = 1;
+      pool.push_back({p, 10.0 - 0.1 * (ms - 1)});
+    }
+    lower::GemmParams w, f;
+    w.ms = 20, w.tc = 2, w.kg = kg;
+    f.ms = 21, f.tc = 0, f.kg = kg;
+    pool.push_back({w, wgmma});
+    pool.push_back({f, 8.4});
+    return pool;
+  };
+  auto tcs = [](const std::vector<Ranked>& c) {
+    std::string s;
+    for (const Ranked& r : c) s += char('0' + r.params.tc);
+    return s;
+  };
+  // kind_hedge_share of the first's 10 TFLOP/s is 8.5: the wgmma set at 8.6 takes the last of the
+  // eight plain places.
+  CHECK(kind_hedge_share == 0.85);
+  CHECK(tcs(candidate_sets(pool_with(8.6, 1), 10, 12, 2)) == "111111121111");
+  CHECK(candidate_sets(pool_with(8.6, 1), 10, 12, 2)[7].params.ms == 20);
+  // Rated below that, or already among the plain places: the spread as it is.
+  CHECK(tcs(candidate_sets(pool_with(8.4, 1), 10, 12, 2)) == "111111111111");
+  auto early = pool_with(8.6, 1);
+  std::rotate(early.begin() + 3, early.end() - 2, early.end() - 1);  // the wgmma set fourth
+  CHECK(tcs(candidate_sets(early, 10, 12, 2)) == "111211111111");
+  // Where the first splits K, the kind hedge comes before the three split hedges; none of which
+  // exist here, so the spares follow.
+  const auto split = candidate_sets(pool_with(9.0, 8), 10, 12, 2);
+  CHECK(tcs(split) == "111121111111");
+  // One candidate leaves no place for it.
+  CHECK(tcs(candidate_sets(pool_with(9.9, 1), 1, 1)) == "1");
 }
 
 TEST_CASE("tiling_step: the same tiling, or one group changed by at most a factor of two") {

@@ -213,6 +213,20 @@ TEST_CASE("winograd_product_space: legal WG=2 sets where Winograd applies, none 
   CHECK(lower::winograd_product_space(problem(DType::f32, 7)).empty());
 }
 
+TEST_CASE("winograd_product_space: f32 products on the tensor cores (TC=1) only where the device limits allow them") {
+  // The tuner passes TuningOptions::f32_tensor_cores in DeviceLimits, for CONV as for GEMM.
+  auto tensor_core_sets = [](DType t, bool allowed) {
+    lower::DeviceLimits device;
+    device.sm = 90, device.f32_tensor_cores = allowed;
+    const auto space = lower::winograd_product_space(problem(t, 3), {}, device);
+    REQUIRE(!space.empty());
+    return std::ranges::count_if(space, [](const ConvParams& p) { return p.tc == 1; });
+  };
+  CHECK(tensor_core_sets(DType::f32, true) > 0);
+  CHECK(tensor_core_sets(DType::f32, false) == 0);
+  CHECK(tensor_core_sets(DType::f64, false) > 0);  // f64's tensor cores are exact f64 arithmetic
+}
+
 TEST_CASE("ptxas assembles WG=1 and WG=2 sets across filter sizes, layouts and dtypes (sm_80, sm_90) with no spills") {
   std::mt19937_64 rng(11);
   struct Job {

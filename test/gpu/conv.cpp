@@ -444,7 +444,7 @@ TEST_CASE("CONV: the kernels chosen by pruning + annealing and by runtime autotu
   compile_and_check(cases);
 }
 
-TEST_CASE("CONV: the model search ranks and times Winograd sets where they apply; its choice matches") {
+TEST_CASE("CONV: the model search ranks and times Winograd sets where they apply, f32 off the tensor cores by default; its choice matches") {
   auto info = runtime::device_info(0);
   if (!winograd_device(info)) return;
   std::vector<Case> cases;
@@ -469,6 +469,9 @@ TEST_CASE("CONV: the model search ranks and times Winograd sets where they apply
     }
     if (v.stride_h == 1) CHECK(winograd >= 1);
     else CHECK(winograd == 0);
+    // f32 on the tensor cores (TC=1 Winograd products) only when TuningOptions::f32_tensor_cores asks.
+    if (v.dtype == ir::DType::f32)
+      CHECK(std::none_of(d.candidates.begin(), d.candidates.end(), [](const auto& t) { return t.params.tc == 1; }));
     cases.push_back({v, d.params, epilogue, 0.75, 0.5});
   }
   compile_and_check(cases);

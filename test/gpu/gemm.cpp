@@ -238,6 +238,47 @@ std::vector<Case> make_uneven_split_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
+// A and B of a problem's storage filled with random values, and C's storage left for the caller to
+// fill (random or poisoned): two draws from rng, in that order.
+struct Operands {
+  HostArray a, b, c;
+};
+Operands random_operands(const ir::Gemm& g, std::mt19937_64& rng) {
+  const auto storage = ir::gemm_storage(g);
+  Operands o{HostArray(g.dtype, storage.a), HostArray(g.dtype, storage.b), HostArray(g.dtype, storage.c)};
+  o.a.fill_random(rng);
+  o.b.fill_random(rng);
+  return o;
+}
+
+// |alpha| |op(A)| |op(B)| + |beta| |C| per element (C left out where beta = 0): what the rounding
+// error of each element of C is proportional to.
+std::vector<double> reference_magnitude(const ir::Gemm& g, double alpha, double beta, const HostArray& a,
+                                        const HostArray& b, const HostArray& c_in) {
+  auto absolute = [](std::vector<double> v) {
+    for (double& x : v) x = std::abs(x);
+    return v;
+  };
+  std::vector<double> magnitude = beta == 0 ? std::vector<double>(c_in.size(), 0.0) : absolute(c_in.values);
+  ir::reference_gemm(g, std::abs(alpha), std::abs(beta), absolute(a.values).data(), absolute(b.values).data(),
+                     magnitude.data());
+  return magnitude;
+}
+
+// The roundings each element of C may take, counted as terms of the reduction. Tensor cores round
+// their f32 sums toward zero, not to nearest: twice the unit roundoff, counted here as twice the
+// terms. f32 on tensor cores adds three TF32 products per term, each off by at most about
+// 3 x 2^-22 = 12 f32 roundoffs of |a b| (TiledKernelBuilder::compute_stage_tf32): 13 more.
+std::int64_t rounded_terms(const Case& c) {
+  const bool tf32 = c.params.tc && c.problem.dtype == ir::DType::f32;
+  return (c.params.tc ? 2 : 1) * (tf32 ? 3 : 1) * (c.problem.k + c.params.kg + 2) + (tf32 ? 13 : 0);
+}
+
+// Atomic KG splits add their partial sums in C's own type, after C was scaled by beta.
+int roundings_of_c(const Case& c) {
+  return c.params.kg > 1 && c.mode == lower::SplitMode::atomic ? c.params.kg + 2 : 1;
+}
+
 // C = alpha op(A) op(B) + beta C on the GPU, from and back to host arrays.
 HostArray run_on_gpu(const CompiledGemm& kernel, const ir::Gemm& g, const HostArray& a, const HostArray& b,
                      const HostArray& c_in, double alpha, double beta) {
@@ -256,10 +297,7 @@ HostArray run_on_gpu(const CompiledGemm& kernel, const ir::Gemm& g, const HostAr
 // Runs one case on the GPU and compares every element of C (padding included) with the reference.
 void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   const ir::Gemm& g = c.problem;
-  auto storage = ir::gemm_storage(g);
-  HostArray a(g.dtype, storage.a), b(g.dtype, storage.b), c_in(g.dtype, storage.c);
-  a.fill_random(rng);
-  b.fill_random(rng);
+  auto [a, b, c_in] = random_operands(g, rng);
   c_in.fill_random(rng);
   // beta = 0 must not read C: give it NaNs there, and check none leaks into the result.
   if (c.beta == 0)
@@ -267,28 +305,15 @@ void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
 
   const HostArray c_out = run_on_gpu(kernel, g, a, b, c_in, c.alpha, c.beta);
 
-  std::vector<double> expected = c_in.values, magnitude(c_in.size());
+  std::vector<double> expected = c_in.values;
   ir::reference_gemm(g, c.alpha, c.beta, a.values.data(), b.values.data(), expected.data());
-  auto absolute = [](std::vector<double> v) {
-    for (double& x : v) x = std::abs(x);
-    return v;
-  };
-  std::vector<double> abs_c = absolute(c_in.values);
-  if (c.beta == 0) std::fill(abs_c.begin(), abs_c.end(), 0.0);
-  magnitude = abs_c;
-  ir::reference_gemm(g, std::abs(c.alpha), std::abs(c.beta), absolute(a.values).data(), absolute(b.values).data(),
-                     magnitude.data());
+  const std::vector<double> magnitude = reference_magnitude(g, c.alpha, c.beta, a, b, c_in);
 
   ir::DType accumulation = g.dtype == ir::DType::f16 && !c.params.acc32 ? ir::DType::f16
                            : g.dtype == ir::DType::f64                  ? ir::DType::f64
                                                                         : ir::DType::f32;
-  // Tensor cores round their f32 sums toward zero, not to nearest: twice the unit roundoff, counted
-  // here as twice the terms. f32 on tensor cores adds three TF32 products per term, each off by at
-  // most about 3 x 2^-22 = 12 f32 roundoffs of |a b| (TiledKernelBuilder::compute_stage_tf32): 13 more.
-  const bool tf32 = c.params.tc && g.dtype == ir::DType::f32;
-  std::int64_t terms = (c.params.tc ? 2 : 1) * (tf32 ? 3 : 1) * (g.k + c.params.kg + 2) + (tf32 ? 13 : 0);
-  // Atomic KG splits add their partial sums in C's own type, after C was scaled by beta.
-  int output_roundings = c.params.kg > 1 && c.mode == lower::SplitMode::atomic ? c.params.kg + 2 : 1;
+  const std::int64_t terms = rounded_terms(c);
+  const int output_roundings = roundings_of_c(c);
   auto bound_at = [&](std::size_t i) {
     return test::error_bound(magnitude[i], terms, accumulation, g.dtype, output_roundings);
   };
@@ -321,23 +346,16 @@ void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
 // 0 to 2 of C must be IEEE's +-inf and NaN, rows 3 and up finite and within the bound.
 void check_special_values(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   const ir::Gemm& g = c.problem;
-  auto storage = ir::gemm_storage(g);
-  HostArray a(g.dtype, storage.a), b(g.dtype, storage.b), c_in(g.dtype, storage.c);
-  a.fill_random(rng);
-  b.fill_random(rng);
+  auto [a, b, c_in] = random_operands(g, rng);
   for (size_t i = 0; i < c_in.size(); ++i) c_in.set(i, std::nan(""));
   const double specials[] = {INFINITY, std::nan(""), -INFINITY, 3.4028e38};
   for (int r = 0; r < 4; ++r) a.set(std::size_t(g.a_trans ? r * g.lda + 5 : 5 * g.lda + r), specials[r]);
   const HostArray c_out = run_on_gpu(kernel, g, a, b, c_in, 1.0, 0.0);
-  std::vector<double> expected(c_in.size()), magnitude(c_in.size());
+  std::vector<double> expected(c_in.size());
   ir::reference_gemm(g, 1, 0, a.values.data(), b.values.data(), expected.data());
-  auto absolute = [](std::vector<double> v) {
-    for (double& x : v) x = std::abs(x);
-    return v;
-  };
-  ir::reference_gemm(g, 1, 0, absolute(a.values).data(), absolute(b.values).data(), magnitude.data());
-  const std::int64_t terms = 2 * 3 * (g.k + c.params.kg + 2) + 13;
-  const int roundings = c.params.kg > 1 && c.mode == lower::SplitMode::atomic ? c.params.kg + 2 : 1;
+  const std::vector<double> magnitude = reference_magnitude(g, 1, 0, a, b, c_in);
+  const std::int64_t terms = rounded_terms(c);
+  const int roundings = roundings_of_c(c);
   int wrong = 0;
   std::string first;
   for (std::int64_t n = 0; n < g.n; ++n)

@@ -94,7 +94,8 @@ int run_search(const SearchFlags& f) {
                      size_t(f.top) - neighbours, neighbours);
   fmt::print("{} with {} (trained on {}):\n", ir::to_string(g), source, model.device);
   fmt::print("  {} legal sets, enumerated in {:.1f} ms, ranked by the model in {:.1f} ms (one core); its best, "
-             "one per tiling (where its first splits K, the last three split it less):\n",
+             "one per tiling (where its first splits K, the last three split it less; where these lack a kind of "
+             "kernel (TC) that it rates within 15% of its first, its best of that kind is among them):\n",
              report.legal_sets, report.enumerate_ms, report.evaluate_ms);
   for (size_t i = 0; i < ranked.size(); ++i)
     fmt::print("  {:>3}  {:>8.2f} TFLOP/s predicted  {}\n", i + 1, ranked[i].predicted_tflops, ranked[i].params.str());

@@ -48,7 +48,8 @@ inline constexpr int per_split_pool = 32;
 
 // The `top` best legal sets by predicted TFLOP/s, best first (SW = 1 alone where the grid fits on
 // the SMs at once: lower::gemm_grid_fits_at_once); then, with per_split > 0, the best
-// per_split sets of each grid split that are not among them, best first. The model must be made for
+// per_split sets of each grid split and (GEMM) of each kind of kernel (TC) that are not among them,
+// best first. The model must be made for
 // the template, with its feature names (else InvalidArgument says what it was made for).
 std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model,
                                     int top, SearchReport* report = nullptr, int per_split = 0);

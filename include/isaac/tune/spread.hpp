@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -41,12 +43,24 @@ std::vector<RankedSet> spread_ranked_sets(const std::vector<RankedSet>& ranked, 
 inline std::size_t hedges_for(std::size_t top_k) { return std::min<std::size_t>(3, top_k / 3); }
 int grid_split(const Tiling& t);
 
+// The model ranks sets of one kind of kernel (Tiling position 6: FMA, mma.sync or wgmma) against each
+// other better than it ranks the kinds. Its best f32 Winograd products on the tensor cores, which it
+// rated within 15% of its first choice and left out of the spread, ran 7-17% faster than the CONV
+// rows' winners on the H200, and its ten f16 LAPACK candidates were mma.sync sets where the brute
+// force's winners are wgmma sets (docs/tuning.md, round 35). So where the spread holds no set of a
+// kind that the model predicts at least this share of its first choice's speed, the best such set is
+// timed too.
+inline constexpr double kind_hedge_share = 0.85;
+int kernel_kind(const Tiling& t);
+
 // The candidates for a top-k re-benchmark, `count` in all (the first pass and spares), from `pool`
-// (the model's best sets, best first) spread over tilings: where the first splits the reduction, the
-// first top_k - neighbours - hedges_for(top_k), then per depth j = 1, 2, ... the first set whose split
-// is at most the first's / 2^j, or 1, then the rest in order. The last `neighbours` of the top k are
-// chosen after the others are timed (neighbours.hpp). The pool should hold the model's best sets of
-// each split (rank_*_space's per_split), or there may be none to hedge with.
+// (the model's best sets, best first) spread over tilings: the first top_k - neighbours - hedges, then
+// the kind hedge where there is one (the best set of the kind predicted fastest that the others
+// lack, if within kind_hedge_share of the first), then, where the first splits the reduction, per
+// depth j = 1, 2, ... the first set whose split is at most the first's / 2^j, or 1 (hedges_for(top_k)
+// of them), then the rest in order. The last `neighbours` of the top k are chosen after the others are
+// timed (neighbours.hpp). The pool should hold the model's best sets of each split and each kind
+// (rank_*_space's per_split), or there may be none to hedge with.
 template <class RankedSet>
 std::vector<RankedSet> candidate_sets(const std::vector<RankedSet>& pool, std::size_t top_k, std::size_t count,
                                       std::size_t neighbours = 0) {
@@ -59,8 +73,20 @@ std::vector<RankedSet> candidate_sets(const std::vector<RankedSet>& pool, std::s
   const int first_split = grid_split(tiling_of(spread.front().params));
   const std::size_t hedges = first_split > 1 ? hedges_for(top_k) : 0;
   const std::size_t first_pass = top_k - std::min(top_k, neighbours);
-  const std::size_t plain = first_pass - std::min(first_pass, hedges);
+  std::size_t plain = first_pass - std::min(first_pass, hedges);
+  // The kind hedge: the first set of a kind that the first `plain` lack, predicted close enough.
+  std::optional<std::size_t> kind_hedge;
+  if (plain > 1) {
+    std::set<int> kinds;
+    for (std::size_t i = 0; i < std::min(plain, spread.size()); ++i) kinds.insert(kernel_kind(tiling_of(spread[i].params)));
+    for (std::size_t i = plain; i < spread.size() && !kind_hedge; ++i)
+      if (!kinds.contains(kernel_kind(tiling_of(spread[i].params))) &&
+          spread[i].predicted_tflops >= kind_hedge_share * spread.front().predicted_tflops)
+        kind_hedge = i;
+    if (kind_hedge) --plain;
+  }
   for (std::size_t i = 0; i < spread.size() && out.size() < std::min(plain, count); ++i) take(i);
+  if (kind_hedge && out.size() < count) take(*kind_hedge);
   for (int j = 1; j <= int(hedges) && out.size() < count; ++j)
     for (std::size_t i = 0; i < spread.size(); ++i)
       if (!taken[i] && grid_split(tiling_of(spread[i].params)) <= std::max(1, first_split >> j)) {
