@@ -5,7 +5,8 @@
 # carried: bash scripts/ab-tuner-on-device.sh ORDER..., e.g. "b a" (B then A); first B's GPU suites named
 # in TESTS (e.g. TESTS="gemm smoke"). Writes to $OUT: tuned-<n>-<build>.csv, candidates-<n>-<build>.csv
 # (RUN=<n>), test_gpu_<suite>.log. TEMPLATE=conv runs `isaac-bench-conv tuned` over the CONV winners
-# instead (conv-tuned-<n>-<build>.csv, conv-candidates-<n>-<build>.csv).
+# instead (conv-tuned-<n>-<build>.csv, conv-candidates-<n>-<build>.csv). They come back in one tar,
+# $OUT/ab-<n>-<template>.tar.
 set -uo pipefail
 out=${OUT:?set OUT to the folder that receives the results}
 export ISAAC_CACHE_DIR=/tmp/isaac-cache-ab
@@ -35,3 +36,7 @@ for build in "$@"; do
     grep -E "^top-1|geometric mean|rows;"
 done
 echo "=== done $(date -u +%T)"
+# The device tool brings back at most 8 files: everything this run wrote goes back as one tar
+# (tar xf ab-<n>-<template>.tar here).
+( cd "$out" && files=$(find . -maxdepth 1 -type f ! -name '*.tar' -printf '%f\n') &&
+  [[ -n $files ]] && tar cf "ab-$n-$template.tar" $files && rm -f $files )
