@@ -372,6 +372,11 @@ TEST_CASE("candidate_sets times the best set of a kind of kernel the spread lack
   // exist here, so the spares follow.
   const auto split = candidate_sets(pool_with(9.0, 8), 10, 12, 2);
   CHECK(tcs(split) == "111121111111");
+  // The last plain place already holds a kind the places before lack: it stays, as the kind hedge.
+  auto fma_eighth = pool_with(8.6, 1);
+  fma_eighth.back().predicted_tflops = 8.9;
+  std::rotate(fma_eighth.begin() + 7, fma_eighth.end() - 1, fma_eighth.end());  // the FMA set eighth
+  CHECK(tcs(candidate_sets(fma_eighth, 10, 12, 2)) == "111111101111");
   // One candidate leaves no place for it.
   CHECK(tcs(candidate_sets(pool_with(9.9, 1), 1, 1)) == "1");
 }

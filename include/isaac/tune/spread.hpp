@@ -54,13 +54,13 @@ inline constexpr double kind_hedge_share = 0.85;
 int kernel_kind(const Tiling& t);
 
 // The candidates for a top-k re-benchmark, `count` in all (the first pass and spares), from `pool`
-// (the model's best sets, best first) spread over tilings: the first top_k - neighbours - hedges, then
-// the kind hedge where there is one (the best set of the kind predicted fastest that the others
-// lack, if within kind_hedge_share of the first), then, where the first splits the reduction, per
-// depth j = 1, 2, ... the first set whose split is at most the first's / 2^j, or 1 (hedges_for(top_k)
-// of them), then the rest in order. The last `neighbours` of the top k are chosen after the others are
-// timed (neighbours.hpp). The pool should hold the model's best sets of each split and each kind
-// (rank_*_space's per_split), or there may be none to hedge with.
+// (the model's best sets, best first) spread over tilings: the first top_k - neighbours - hedges, the
+// last of them the kind hedge where there is one (the first set of the spread of a kind that the
+// places before lack, if rated within kind_hedge_share of the first); then, where the first splits
+// the reduction, per depth j = 1, 2, ... the first set whose split is at most the first's / 2^j, or 1
+// (hedges_for(top_k) of them); then the rest in order. The last `neighbours` of the top k are chosen
+// after the others are timed (neighbours.hpp). The pool should hold the model's best sets of each
+// split and each kind (rank_*_space's per_split), or there may be none to hedge with.
 template <class RankedSet>
 std::vector<RankedSet> candidate_sets(const std::vector<RankedSet>& pool, std::size_t top_k, std::size_t count,
                                       std::size_t neighbours = 0) {
@@ -74,12 +74,14 @@ std::vector<RankedSet> candidate_sets(const std::vector<RankedSet>& pool, std::s
   const std::size_t hedges = first_split > 1 ? hedges_for(top_k) : 0;
   const std::size_t first_pass = top_k - std::min(top_k, neighbours);
   std::size_t plain = first_pass - std::min(first_pass, hedges);
-  // The kind hedge: the first set of a kind that the first `plain` lack, predicted close enough.
+  // The kind hedge: in the last plain place, the first set of the spread whose kind the places before
+  // lack, where the model rates it close enough to its first choice.
   std::optional<std::size_t> kind_hedge;
   if (plain > 1) {
     std::set<int> kinds;
-    for (std::size_t i = 0; i < std::min(plain, spread.size()); ++i) kinds.insert(kernel_kind(tiling_of(spread[i].params)));
-    for (std::size_t i = plain; i < spread.size() && !kind_hedge; ++i)
+    for (std::size_t i = 0; i + 1 < std::min(plain, spread.size()); ++i)
+      kinds.insert(kernel_kind(tiling_of(spread[i].params)));
+    for (std::size_t i = plain - 1; i < spread.size() && !kind_hedge; ++i)
       if (!kinds.contains(kernel_kind(tiling_of(spread[i].params))) &&
           spread[i].predicted_tflops >= kind_hedge_share * spread.front().predicted_tflops)
         kind_hedge = i;
