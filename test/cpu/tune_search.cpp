@@ -381,6 +381,28 @@ TEST_CASE("candidate_sets times the best set of a kind of kernel the spread lack
   CHECK(tcs(candidate_sets(pool_with(9.9, 1), 1, 1)) == "1");
 }
 
+TEST_CASE("best_of_other_kinds: the model's best sets of each kind of kernel but its first choice's") {
+  std::vector<Ranked> ranked;
+  auto add = [&](int tc, int ms, double predicted) {
+    lower::GemmParams p;
+    p.tc = tc, p.ms = ms;
+    ranked.push_back({p, predicted});
+  };
+  add(2, 1, 5.0), add(1, 2, 9.0), add(0, 3, 4.0), add(2, 4, 7.0), add(2, 5, 8.0), add(0, 6, 6.0), add(1, 7, 9.5);
+  ranked.push_back(ranked[4]);  // another variant of the TC=2 tiling rated 8: not a second tiling
+  ranked.back().params.sw = 8, ranked.back().predicted_tflops = 7.5;
+  auto of = [](const std::vector<Ranked>& r) {
+    std::vector<std::pair<int, int>> v;
+    for (const Ranked& x : r) v.push_back({x.params.tc, x.params.ms});
+    return v;
+  };
+  // The first choice is TC=1 (9.5): the two best tilings of TC=2 and of TC=0, fastest first.
+  CHECK(of(best_of_other_kinds(ranked, 2)) == std::vector<std::pair<int, int>>{{2, 5}, {2, 4}, {0, 6}, {0, 3}});
+  CHECK(of(best_of_other_kinds(ranked, 1)) == std::vector<std::pair<int, int>>{{2, 5}, {0, 6}});
+  CHECK(best_of_other_kinds(ranked, 0).empty());
+  CHECK(best_of_other_kinds(std::vector<Ranked>{}, 3).empty());
+}
+
 TEST_CASE("tiling_step: the same tiling, or one group changed by at most a factor of two") {
   //                  ML  NL  MS NS  U  KG TC
   const Tiling from{64, 32, 4, 2, 32, 8, 0, 0, 0};

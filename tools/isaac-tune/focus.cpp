@@ -32,7 +32,7 @@ namespace {
 struct FocusFlags {
   std::string template_name = "gemm", out, model_path, dtypes = "f32,f16,f64";
   double seconds = 120;
-  int per_shape = 12, top = 64, best = 6, siblings = 0;
+  int per_shape = 12, top = 64, best = 6, siblings = 0, kind_siblings = 0;
   std::uint64_t seed = 7;
   double max_mnk = 0x1p34;
   double aligned_share = 0;
@@ -81,10 +81,12 @@ struct Batch {
 std::atomic<bool> interrupted{false};
 
 int run_focus(const FocusFlags& f) {
-  if (f.per_shape < 1 || f.best < 0 || f.siblings < 0 || f.best + f.siblings > f.per_shape || f.top < f.per_shape)
-    throw InvalidArgument(fmt::format("--per-shape {} --best {} --kg-siblings {} --top {}: need best + kg-siblings <= "
-                                      "per-shape <= top",
-                                      f.per_shape, f.best, f.siblings, f.top));
+  // Up to two other kinds of kernel (f16 on sm_90: FMA, mma.sync and wgmma).
+  if (f.per_shape < 1 || f.best < 0 || f.siblings < 0 || f.kind_siblings < 0 ||
+      f.best + f.siblings + 2 * f.kind_siblings > f.per_shape || f.top < f.per_shape)
+    throw InvalidArgument(fmt::format("--per-shape {} --best {} --kg-siblings {} --kind-siblings {} --top {}: need best "
+                                      "+ kg-siblings + 2 x kind-siblings <= per-shape <= top",
+                                      f.per_shape, f.best, f.siblings, f.kind_siblings, f.top));
   std::vector<ir::DType> dtypes;
   for (size_t pos = 0; pos <= f.dtypes.size();) {
     const size_t comma = std::min(f.dtypes.find(',', pos), f.dtypes.size());
@@ -119,14 +121,23 @@ int run_focus(const FocusFlags& f) {
     // The model's top spread over tilings (the search's candidates, without its hedges): its
     // errors between tilings are what the next model needs data on.
     const auto ranked = spread_ranked_sets(rank_gemm_space(g, limits, models.at(g.dtype), 8 * f.top), size_t(f.top));
+    // The model's best sets of the kinds its first choice is not (rank -1: not drawn from its top).
+    const auto other_kinds =
+        f.kind_siblings == 0 ? std::vector<Ranked>{}
+                             : best_of_other_kinds(rank_gemm_space(g, limits, models.at(g.dtype), 1, nullptr,
+                                                                   per_split_pool),
+                                                   size_t(f.kind_siblings));
     std::vector<size_t> chosen;
     for (int i = 0; i < f.best && i < int(ranked.size()); ++i) chosen.push_back(size_t(i));
     std::vector<size_t> rest;
     for (size_t i = size_t(f.best); i < ranked.size(); ++i) rest.push_back(i);
     for (size_t i = rest.size(); i > 1; --i) std::swap(rest[i - 1], rest[pick() % i]);
-    for (size_t i = 0; i < rest.size() && int(chosen.size()) < f.per_shape - f.siblings; ++i)
+    for (size_t i = 0; i < rest.size() && int(chosen.size()) < f.per_shape - f.siblings - int(other_kinds.size()); ++i)
       chosen.push_back(rest[i]);
     for (size_t i : chosen) batch.candidates.push_back({ranked[i].params, int(i), ranked[i].predicted_tflops, {}, {}});
+    for (const Ranked& r : other_kinds)
+      if (std::ranges::none_of(batch.candidates, [&](const Candidate& c) { return c.params == r.params; }))
+        batch.candidates.push_back({r.params, -1, r.predicted_tflops, {}, {}});
     if (!ranked.empty()) {
       const auto siblings = grid_split_siblings(g, ranked.front().params, limits, f.siblings);
       const Mlp& mlp = models.at(g.dtype).mlp;
@@ -157,10 +168,10 @@ int run_focus(const FocusFlags& f) {
   std::FILE* out = std::fopen(f.out.c_str(), "w");
   if (!out) throw InvalidArgument("cannot write " + f.out);
   std::fprintf(out,
-               "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d kg-siblings=%d top=%d aligned-share=%g "
-               "square-share=%g\n",
-               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.siblings, f.top, f.aligned_share,
-               f.square_share);
+               "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d kg-siblings=%d kind-siblings=%d top=%d "
+               "aligned-share=%g square-share=%g\n",
+               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.siblings, f.kind_siblings, f.top,
+               f.aligned_share, f.square_share);
   std::fprintf(out, "dtype,suite,m,n,k,at,bt,params,status,median_ms,tflops,rank,predicted_tflops,reason,phase\n");
   std::signal(SIGINT, [](int) { interrupted = true; });
   std::signal(SIGTERM, [](int) { interrupted = true; });
@@ -247,6 +258,10 @@ void add_focus_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kg-siblings", flags->siblings,
                   "GEMM: of which sets that differ from the model's first only in KG (KG = 1 first, then the nearest)")
       ->capture_default_str();
+  cmd->add_option("--kind-siblings", flags->kind_siblings,
+                  "GEMM: of which the model's best sets of each kind of kernel (TC) other than its first's, this "
+                  "many per kind (the bias of docs/tuning.md, round 35)")
+      ->capture_default_str();
   cmd->add_option("--top", flags->top, "the model's top sets the rest is drawn from")->capture_default_str();
   cmd->add_option("--seed", flags->seed, "random inputs and draws")->capture_default_str();
   cmd->add_option("--max-mnk", flags->max_mnk, "largest M*N*K")->capture_default_str();
@@ -267,6 +282,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       exit_code = run_focus(*flags);
     } else if (flags->template_name == "conv") {
       if (flags->siblings != 0) throw InvalidArgument("--kg-siblings is for GEMM rounds: CONV has no KG");
+      if (flags->kind_siblings != 0) throw InvalidArgument("--kind-siblings is for GEMM rounds");
       ConvFocusFlags c;
       c.out = flags->out, c.model_path = flags->model_path, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
       c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;

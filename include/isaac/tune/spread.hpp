@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <set>
 #include <span>
@@ -52,6 +53,28 @@ int grid_split(const Tiling& t);
 // timed too.
 inline constexpr double kind_hedge_share = 0.85;
 int kernel_kind(const Tiling& t);
+
+// The best `per_kind` tilings of `ranked` (any order; each tiling's best set) of each kind of kernel
+// other than that of the best of all, by predicted speed: the data a focus round needs on the bias
+// the kind hedge works around.
+template <class RankedSet>
+std::vector<RankedSet> best_of_other_kinds(std::vector<RankedSet> ranked, std::size_t per_kind) {
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const RankedSet& a, const RankedSet& b) { return a.predicted_tflops > b.predicted_tflops; });
+  std::vector<RankedSet> out;
+  if (ranked.empty()) return out;
+  const int first = kernel_kind(tiling_of(ranked.front().params));
+  std::map<int, std::size_t> taken;
+  std::set<Tiling> seen;
+  for (const RankedSet& r : ranked) {
+    const Tiling t = tiling_of(r.params);
+    if (kernel_kind(t) != first && taken[kernel_kind(t)] < per_kind && seen.insert(t).second) {
+      ++taken[kernel_kind(t)];
+      out.push_back(r);
+    }
+  }
+  return out;
+}
 
 // The candidates for a top-k re-benchmark, `count` in all (the first pass and spares), from `pool`
 // (the model's best sets, best first) spread over tilings: the first top_k - neighbours - hedges, the
