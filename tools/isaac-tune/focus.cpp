@@ -120,13 +120,13 @@ int run_focus(const FocusFlags& f) {
     std::mt19937_64 pick(seed);
     // The model's top spread over tilings (the search's candidates, without its hedges): its
     // errors between tilings are what the next model needs data on.
-    const auto ranked = spread_ranked_sets(rank_gemm_space(g, limits, models.at(g.dtype), 8 * f.top), size_t(f.top));
+    // With --kind-siblings the ranking also holds each kind's best sets, after the model's top.
+    std::vector<Ranked> top =
+        rank_gemm_space(g, limits, models.at(g.dtype), 8 * f.top, nullptr, f.kind_siblings > 0 ? per_split_pool : 0);
     // The model's best sets of the kinds its first choice is not (rank -1: not drawn from its top).
-    const auto other_kinds =
-        f.kind_siblings == 0 ? std::vector<Ranked>{}
-                             : best_of_other_kinds(rank_gemm_space(g, limits, models.at(g.dtype), 1, nullptr,
-                                                                   per_split_pool),
-                                                   size_t(f.kind_siblings));
+    const auto other_kinds = f.kind_siblings == 0 ? std::vector<Ranked>{} : best_of_other_kinds(top, size_t(f.kind_siblings));
+    top.resize(std::min(top.size(), size_t(8 * f.top)));
+    const auto ranked = spread_ranked_sets(top, size_t(f.top));
     std::vector<size_t> chosen;
     for (int i = 0; i < f.best && i < int(ranked.size()); ++i) chosen.push_back(size_t(i));
     std::vector<size_t> rest;
