@@ -4,9 +4,11 @@
 # cuBLAS, in one process) in alternating processes. Run from the repository root with both folders
 # carried: bash scripts/ab-tuner-on-device.sh ORDER..., e.g. "b a" (B then A); first B's GPU suites named
 # in TESTS (e.g. TESTS="gemm smoke"). Writes to $OUT: tuned-<n>-<build>.csv, candidates-<n>-<build>.csv
-# (RUN=<n>), test_gpu_<suite>.log. TEMPLATE=conv runs `isaac-bench-conv tuned` over the CONV winners
+# (RUN=<n>), test_gpu_<suite>.log. DTYPES limits the GEMM rows (default f32,f16,f64). TEMPLATE=conv runs `isaac-bench-conv tuned` over the CONV winners
 # instead (conv-tuned-<n>-<build>.csv, conv-candidates-<n>-<build>.csv). They come back in one tar,
-# $OUT/ab-<n>-<template>.tar.
+# $OUT/ab-<n>-<template>.tar. B_MODELS names a folder of model files (<template>-<dtype>.json) that B
+# takes as the user's models (the cache folder's, which take precedence over the shipped ones): an A/B of
+# models alone, with .bundle-a a copy of .bundle.
 set -uo pipefail
 out=${OUT:?set OUT to the folder that receives the results}
 export ISAAC_CACHE_DIR=/tmp/isaac-cache-ab
@@ -23,6 +25,9 @@ n=${RUN:-1}
 template=${TEMPLATE:-gemm}
 for build in "$@"; do
   [[ $build == a ]] && unpack .bundle-a || unpack .bundle
+  if [[ $build == b && -n ${B_MODELS:-} ]]; then
+    mkdir -p "$ISAAC_CACHE_DIR/models" && cp "$B_MODELS"/*.json "$ISAAC_CACHE_DIR/models/" && ls "$ISAAC_CACHE_DIR/models"
+  fi
   extra=(--candidates-csv "$out/candidates-$n-$build.csv")
   echo "=== $template tuned, build $build, run $n $(date -u +%T)"
   if [[ $template == conv ]]; then
@@ -32,7 +37,7 @@ for build in "$@"; do
     continue
   fi
   timeout 200 /tmp/isaac/bin/isaac-bench-gemm tuned --winners bench/results/gemm-sweep-winners.csv \
-    --dtypes f32,f16,f64 --top-k 10 --csv "$out/tuned-$n-$build.csv" "${extra[@]}" 2>&1 |
+    --dtypes "${DTYPES:-f32,f16,f64}" --top-k 10 --csv "$out/tuned-$n-$build.csv" "${extra[@]}" 2>&1 |
     grep -E "^top-1|geometric mean|rows;"
 done
 echo "=== done $(date -u +%T)"

@@ -484,3 +484,20 @@ TEST_CASE("collect refuses bad options") {
   CHECK(tune("collect --template lstm --compile-only --count 4 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE("focus refuses bad shape ranges before it looks for a driver") {
+  Dir dir;
+  const fs::path out = dir.path / "focus.csv";
+  std::string log;
+  CHECK(tune("focus --seconds 1 --k-min 100 --k-max 10 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("K range [100, 10]") != std::string::npos);
+  CHECK(tune("focus --seconds 1 --m-min 64 --m-max 256 --max-mnk 100 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--max-mnk") != std::string::npos);
+  // Square inputs need an extent in every range: here M >= 1024 and K <= 256 share none.
+  CHECK(tune("focus --seconds 1 --m-min 1024 --k-max 256 --square-share 0.5 --out '" + out.string() + "'", dir, &log) !=
+        0);
+  CHECK(log.find("--square-share 0.5: no M = N = K") != std::string::npos);
+  CHECK(tune("focus --template conv --seconds 1 --k-max 256 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("are for GEMM rounds") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+}

@@ -1,4 +1,5 @@
 #include "focus.hpp"
+#include "collect_plan.hpp"
 #include "focus_conv.hpp"
 
 #include <isaac/error.hpp>
@@ -34,7 +35,7 @@ struct FocusFlags {
   double seconds = 120;
   int per_shape = 12, top = 64, best = 6, siblings = 0, kind_siblings = 0;
   std::uint64_t seed = 7;
-  double max_mnk = 0x1p34;
+  ShapeOptions shapes;  // the ranges of M, N, K and the cap on M*N*K (its dtypes and aligned share unused)
   double aligned_share = 0;
   double square_share = 0;
   double winograd_share = 0;
@@ -46,17 +47,21 @@ std::int64_t log_uniform(std::mt19937_64& rng, double lo, double hi) {
   return std::int64_t(std::llround(std::exp(std::log(lo) + uniform01(rng) * (std::log(hi) - std::log(lo)))));
 }
 
-// A dense GEMM like collect's: M, N in [16, 8192], K in [16, 16384] log-uniform, M*N*K capped. A
-// share `aligned` of them has M, N and K rounded up to multiples of 8, as many real problems do: only
-// those admit the 16-byte copies of every operand (and TC=2 at all).
-// A share `square` has M = N = K (LINPACK-like, the commonest GEMM of all), drawn log-uniform in
-// [16, 8192] under the same cap: independent draws make few of them.
-ir::Gemm random_problem(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes, double max_mnk, double aligned,
-                        double square) {
+// A dense GEMM like collect's: M, N, K log-uniform in their ranges (by default [16, 8192] and
+// [16, 16384]), M*N*K capped. A share `aligned` of them has M, N and K rounded up to multiples of 8,
+// as many real problems do: only those admit the 16-byte copies of every operand (and TC=2 at all).
+// A share `square` has M = N = K (LINPACK-like, the commonest GEMM of all), drawn in the range the
+// three share, under the same cap: independent draws make few of them.
+ir::Gemm random_problem(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes, const ShapeOptions& shapes,
+                        double aligned, double square) {
   for (;;) {
-    std::int64_t m = log_uniform(rng, 16, 8192), n = log_uniform(rng, 16, 8192), k = log_uniform(rng, 16, 16384);
-    if (square > 0 && uniform01(rng) < square) n = k = m;
-    if (double(m) * double(n) * double(k) > max_mnk) continue;
+    std::int64_t m = log_uniform(rng, double(shapes.m_min), double(shapes.m_max)),
+                 n = log_uniform(rng, double(shapes.n_min), double(shapes.n_max)),
+                 k = log_uniform(rng, double(shapes.k_min), double(shapes.k_max));
+    if (square > 0 && uniform01(rng) < square)
+      m = n = k = log_uniform(rng, double(std::max({shapes.m_min, shapes.n_min, shapes.k_min})),
+                              double(std::min({shapes.m_max, shapes.n_max, shapes.k_max})));
+    if (double(m) * double(n) * double(k) > shapes.max_mnk) continue;
     const ir::DType t = dtypes[rng() % dtypes.size()];
     const unsigned layout = unsigned(rng() % 4);
     if (aligned > 0 && uniform01(rng) < aligned)
@@ -87,12 +92,15 @@ int run_focus(const FocusFlags& f) {
     throw InvalidArgument(fmt::format("--per-shape {} --best {} --kg-siblings {} --kind-siblings {} --top {}: need best "
                                       "+ kg-siblings + 2 x kind-siblings <= per-shape <= top",
                                       f.per_shape, f.best, f.siblings, f.kind_siblings, f.top));
-  std::vector<ir::DType> dtypes;
-  for (size_t pos = 0; pos <= f.dtypes.size();) {
-    const size_t comma = std::min(f.dtypes.find(',', pos), f.dtypes.size());
-    dtypes.push_back(ir::parse_dtype(f.dtypes.substr(pos, comma - pos)));
-    pos = comma + 1;
-  }
+  const std::vector<ir::DType> dtypes = parse_dtype_list(f.dtypes);
+  f.shapes.validate();
+  // A square input needs an extent that every range holds and the cap admits.
+  const std::int64_t square_min = std::max({f.shapes.m_min, f.shapes.n_min, f.shapes.k_min}),
+                     square_max = std::min({f.shapes.m_max, f.shapes.n_max, f.shapes.k_max});
+  if (f.square_share > 0 && (square_min > square_max || std::pow(double(square_min), 3) > f.shapes.max_mnk))
+    throw InvalidArgument(fmt::format("--square-share {}: no M = N = K lies in every range ([{}, {}] is what they "
+                                      "share) with M*N*K <= --max-mnk {}; widen the ranges or leave --square-share at 0",
+                                      f.square_share, square_min, square_max, f.shapes.max_mnk));
   if (std::filesystem::exists(f.out))
     throw InvalidArgument(fmt::format("{} exists: give another --out (focus rounds are not resumed)", f.out));
   // A clear error without a driver, before any work; the timing thread leaves the cores to the
@@ -169,9 +177,11 @@ int run_focus(const FocusFlags& f) {
   if (!out) throw InvalidArgument("cannot write " + f.out);
   std::fprintf(out,
                "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d kg-siblings=%d kind-siblings=%d top=%d "
-               "aligned-share=%g square-share=%g\n",
+               "aligned-share=%g square-share=%g m=%lld..%lld n=%lld..%lld k=%lld..%lld max-mnk=%g\n",
                info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.siblings, f.kind_siblings, f.top,
-               f.aligned_share, f.square_share);
+               f.aligned_share, f.square_share, (long long)f.shapes.m_min, (long long)f.shapes.m_max,
+               (long long)f.shapes.n_min, (long long)f.shapes.n_max, (long long)f.shapes.k_min,
+               (long long)f.shapes.k_max, f.shapes.max_mnk);
   std::fprintf(out, "dtype,suite,m,n,k,at,bt,params,status,median_ms,tflops,rank,predicted_tflops,reason,phase\n");
   std::signal(SIGINT, [](int) { interrupted = true; });
   std::signal(SIGTERM, [](int) { interrupted = true; });
@@ -182,7 +192,7 @@ int run_focus(const FocusFlags& f) {
   // input's compilation takes longer than its timing.
   std::deque<std::future<Batch>> pending;
   auto prepare_next = [&] {
-    const ir::Gemm g = random_problem(rng, dtypes, f.max_mnk, f.aligned_share, f.square_share);
+    const ir::Gemm g = random_problem(rng, dtypes, f.shapes, f.aligned_share, f.square_share);
     pending.push_back(std::async(std::launch::async, prepare, g, rng()));
   };
   prepare_next();
@@ -264,7 +274,13 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--top", flags->top, "the model's top sets the rest is drawn from")->capture_default_str();
   cmd->add_option("--seed", flags->seed, "random inputs and draws")->capture_default_str();
-  cmd->add_option("--max-mnk", flags->max_mnk, "largest M*N*K")->capture_default_str();
+  cmd->add_option("--max-mnk", flags->shapes.max_mnk, "GEMM: largest M*N*K")->capture_default_str();
+  cmd->add_option("--m-min", flags->shapes.m_min, "GEMM: smallest M")->capture_default_str();
+  cmd->add_option("--m-max", flags->shapes.m_max, "GEMM: largest M")->capture_default_str();
+  cmd->add_option("--n-min", flags->shapes.n_min, "GEMM: smallest N")->capture_default_str();
+  cmd->add_option("--n-max", flags->shapes.n_max, "GEMM: largest N")->capture_default_str();
+  cmd->add_option("--k-min", flags->shapes.k_min, "GEMM: smallest K")->capture_default_str();
+  cmd->add_option("--k-max", flags->shapes.k_max, "GEMM: largest K")->capture_default_str();
   cmd->add_option("--aligned-share", flags->aligned_share, "share of the inputs with M, N and K multiples of 8")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
@@ -283,6 +299,13 @@ void add_focus_command(CLI::App& app, int& exit_code) {
     } else if (flags->template_name == "conv") {
       if (flags->siblings != 0) throw InvalidArgument("--kg-siblings is for GEMM rounds: CONV has no KG");
       if (flags->kind_siblings != 0) throw InvalidArgument("--kind-siblings is for GEMM rounds");
+      const ShapeOptions gemm_defaults;
+      const auto& s = flags->shapes;
+      if (s.m_min != gemm_defaults.m_min || s.m_max != gemm_defaults.m_max || s.n_min != gemm_defaults.n_min ||
+          s.n_max != gemm_defaults.n_max || s.k_min != gemm_defaults.k_min || s.k_max != gemm_defaults.k_max ||
+          s.max_mnk != gemm_defaults.max_mnk)
+        throw InvalidArgument("--m-min, --m-max, --n-min, --n-max, --k-min, --k-max and --max-mnk are for GEMM rounds: "
+                              "CONV rounds draw their own shapes");
       ConvFocusFlags c;
       c.out = flags->out, c.model_path = flags->model_path, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
       c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;
