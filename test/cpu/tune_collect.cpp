@@ -499,5 +499,10 @@ TEST_CASE("focus refuses bad shape ranges before it looks for a driver") {
   CHECK(log.find("--square-share 0.5: no M = N = K") != std::string::npos);
   CHECK(tune("focus --template conv --seconds 1 --k-max 256 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("are for GEMM rounds") != std::string::npos);
+  CHECK(tune("focus --template conv --seconds 1 --load-siblings 1 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--load-siblings is for GEMM rounds") != std::string::npos);
+  // Six of the model's best, four KG siblings and three load siblings do not fit in twelve.
+  CHECK(tune("focus --seconds 1 --kg-siblings 4 --load-siblings 3 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--load-siblings 3") != std::string::npos);
   CHECK_FALSE(fs::exists(out));
 }

@@ -14,6 +14,7 @@
 #include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/model_file.hpp>
 #include <isaac/tune/search.hpp>
+#include <isaac/tune/load_siblings.hpp>
 #include <isaac/tune/split_siblings.hpp>
 #include <isaac/tune/spread.hpp>
 
@@ -291,6 +292,36 @@ TEST_CASE("grid_split_siblings: legal sets that differ only in KG, KG = 1 first,
   lower::GemmParams one = best;
   one.kg = 1;
   CHECK(kgs(grid_split_siblings(short_k, one, {}, 5)) == std::vector<int>{2, 3, 4});
+}
+
+TEST_CASE("load_width_siblings: legal sets that differ only in VA and VB (with LA, LB), the nearest widths first") {
+  // f64 DeepBench-F 2560x64: the model's first choice and, among its siblings, the brute force's
+  // winner's widths (VA=1, VB=2; docs/tuning.md, round 36).
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f64, 2560, 64, 2560, false, false);
+  const lower::GemmParams best = lower::parse_gemm_params(
+      "ML=64,NL=64,MS=4,NS=8,U=16,KS=1,KL=1,KG=10,VA=2,VB=1,LA=32,LB=16,DB=1,SW=1,ACC=32,TC=1");
+  REQUIRE(lower::check_gemm(g, best));
+  // 8-byte elements load at most two at a time: three other width pairs.
+  const auto siblings = load_width_siblings(g, best, {}, 4);
+  REQUIRE(siblings.size() == 3);
+  std::vector<std::pair<int, int>> widths;
+  for (lower::GemmParams p : siblings) {
+    CHECK(lower::check_gemm(g, p));
+    widths.emplace_back(p.va, p.vb);
+    CHECK(p.la * p.va == best.la * best.va);  // the same 64 elements along M, in narrower or wider copies
+    CHECK(p.lb * p.vb == best.lb * best.vb);
+    p.va = best.va, p.vb = best.vb, p.la = best.la, p.lb = best.lb;
+    CHECK(p.str() == best.str());
+  }
+  // One step of a factor of two first (narrower first on a tie), then two.
+  CHECK(widths == std::vector<std::pair<int, int>>{{1, 1}, {2, 2}, {1, 2}});
+  CHECK(load_width_siblings(g, best, {}, 1).size() == 1);
+  CHECK(load_width_siblings(g, best, {}, 0).empty());
+  // A TMA set's threads copy nothing: no siblings.
+  const ir::Gemm h = ir::dense_gemm(ir::DType::f16, 1024, 1024, 1024, false, true);
+  const lower::GemmParams tma = lower::parse_gemm_params(
+      "ML=128,NL=128,MS=8,NS=8,U=64,KS=1,KL=1,KG=1,VA=8,VB=8,LA=16,LB=16,DB=1,SW=1,ACC=32,TC=2,TMA=1,ST=6");
+  CHECK(load_width_siblings(h, tma, {}, 4).empty());
 }
 
 TEST_CASE("candidate_sets hedges the last candidates against splitting the reduction, only where the first splits") {

@@ -7,6 +7,7 @@
 #include <isaac/lower/ptxas.hpp>
 #include <isaac/runtime/timer.hpp>
 #include <isaac/tune/features.hpp>
+#include <isaac/tune/load_siblings.hpp>
 #include <isaac/tune/models.hpp>
 #include <isaac/tune/search.hpp>
 #include <isaac/tune/spread.hpp>
@@ -33,7 +34,7 @@ namespace {
 struct FocusFlags {
   std::string template_name = "gemm", out, model_path, dtypes = "f32,f16,f64";
   double seconds = 120;
-  int per_shape = 12, top = 64, best = 6, siblings = 0, kind_siblings = 0;
+  int per_shape = 12, top = 64, best = 6, siblings = 0, kind_siblings = 0, load_siblings = 0;
   std::uint64_t seed = 7;
   ShapeOptions shapes;  // the ranges of M, N, K and the cap on M*N*K (its dtypes and aligned share unused)
   double aligned_share = 0;
@@ -87,11 +88,12 @@ std::atomic<bool> interrupted{false};
 
 int run_focus(const FocusFlags& f) {
   // Up to two other kinds of kernel (f16 on sm_90: FMA, mma.sync and wgmma).
-  if (f.per_shape < 1 || f.best < 0 || f.siblings < 0 || f.kind_siblings < 0 ||
-      f.best + f.siblings + 2 * f.kind_siblings > f.per_shape || f.top < f.per_shape)
-    throw InvalidArgument(fmt::format("--per-shape {} --best {} --kg-siblings {} --kind-siblings {} --top {}: need best "
-                                      "+ kg-siblings + 2 x kind-siblings <= per-shape <= top",
-                                      f.per_shape, f.best, f.siblings, f.kind_siblings, f.top));
+  if (f.per_shape < 1 || f.best < 0 || f.siblings < 0 || f.kind_siblings < 0 || f.load_siblings < 0 ||
+      f.best + f.siblings + 2 * f.kind_siblings + f.load_siblings > f.per_shape || f.top < f.per_shape)
+    throw InvalidArgument(fmt::format("--per-shape {} --best {} --kg-siblings {} --kind-siblings {} --load-siblings {} "
+                                      "--top {}: need best + kg-siblings + 2 x kind-siblings + load-siblings <= "
+                                      "per-shape <= top",
+                                      f.per_shape, f.best, f.siblings, f.kind_siblings, f.load_siblings, f.top));
   const std::vector<ir::DType> dtypes = parse_dtype_list(f.dtypes);
   f.shapes.validate();
   // A square input needs an extent that every range holds and the cap admits.
@@ -140,19 +142,23 @@ int run_focus(const FocusFlags& f) {
     std::vector<size_t> rest;
     for (size_t i = size_t(f.best); i < ranked.size(); ++i) rest.push_back(i);
     for (size_t i = rest.size(); i > 1; --i) std::swap(rest[i - 1], rest[pick() % i]);
-    for (size_t i = 0; i < rest.size() && int(chosen.size()) < f.per_shape - f.siblings - int(other_kinds.size()); ++i)
+    for (size_t i = 0;
+         i < rest.size() && int(chosen.size()) < f.per_shape - f.siblings - f.load_siblings - int(other_kinds.size()); ++i)
       chosen.push_back(rest[i]);
     for (size_t i : chosen) batch.candidates.push_back({ranked[i].params, int(i), ranked[i].predicted_tflops, {}, {}});
     for (const Ranked& r : other_kinds)
       if (std::ranges::none_of(batch.candidates, [&](const Candidate& c) { return c.params == r.params; }))
         batch.candidates.push_back({r.params, -1, r.predicted_tflops, {}, {}});
     if (!ranked.empty()) {
-      const auto siblings = grid_split_siblings(g, ranked.front().params, limits, f.siblings);
+      auto siblings = grid_split_siblings(g, ranked.front().params, limits, f.siblings);
+      for (const lower::GemmParams& p : load_width_siblings(g, ranked.front().params, limits, f.load_siblings))
+        siblings.push_back(p);
       const Mlp& mlp = models.at(g.dtype).mlp;
       const std::vector<double> predicted =
           siblings.empty() ? std::vector<double>{} : mlp.predict(gemm_features(g, siblings).data(), siblings.size());
       for (size_t i = 0; i < siblings.size(); ++i)  // rank -1: not drawn from the model's top
-        batch.candidates.push_back({siblings[i], -1, std::exp(predicted[i]), {}, {}});
+        if (std::ranges::none_of(batch.candidates, [&](const Candidate& c) { return c.params == siblings[i]; }))
+          batch.candidates.push_back({siblings[i], -1, std::exp(predicted[i]), {}, {}});
     }
     std::vector<std::thread> workers;
     std::atomic<size_t> next{0};
@@ -176,9 +182,11 @@ int run_focus(const FocusFlags& f) {
   std::FILE* out = std::fopen(f.out.c_str(), "w");
   if (!out) throw InvalidArgument("cannot write " + f.out);
   std::fprintf(out,
-               "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d kg-siblings=%d kind-siblings=%d top=%d "
+               "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d kg-siblings=%d kind-siblings=%d "
+               "load-siblings=%d top=%d "
                "aligned-share=%g square-share=%g m=%lld..%lld n=%lld..%lld k=%lld..%lld max-mnk=%g\n",
-               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.siblings, f.kind_siblings, f.top,
+               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.siblings, f.kind_siblings,
+               f.load_siblings, f.top,
                f.aligned_share, f.square_share, (long long)f.shapes.m_min, (long long)f.shapes.m_max,
                (long long)f.shapes.n_min, (long long)f.shapes.n_max, (long long)f.shapes.k_min,
                (long long)f.shapes.k_max, f.shapes.max_mnk);
@@ -272,6 +280,10 @@ void add_focus_command(CLI::App& app, int& exit_code) {
                   "GEMM: of which the model's best sets of each kind of kernel (TC) other than its first's, this "
                   "many per kind (the bias of docs/tuning.md, round 35)")
       ->capture_default_str();
+  cmd->add_option("--load-siblings", flags->load_siblings,
+                  "GEMM: of which sets that differ from the model's first only in the load widths VA and VB "
+                  "(the nearest first)")
+      ->capture_default_str();
   cmd->add_option("--top", flags->top, "the model's top sets the rest is drawn from")->capture_default_str();
   cmd->add_option("--seed", flags->seed, "random inputs and draws")->capture_default_str();
   cmd->add_option("--max-mnk", flags->shapes.max_mnk, "GEMM: largest M*N*K")->capture_default_str();
@@ -299,6 +311,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
     } else if (flags->template_name == "conv") {
       if (flags->siblings != 0) throw InvalidArgument("--kg-siblings is for GEMM rounds: CONV has no KG");
       if (flags->kind_siblings != 0) throw InvalidArgument("--kind-siblings is for GEMM rounds");
+      if (flags->load_siblings != 0) throw InvalidArgument("--load-siblings is for GEMM rounds");
       const ShapeOptions gemm_defaults;
       const auto& s = flags->shapes;
       if (s.m_min != gemm_defaults.m_min || s.m_max != gemm_defaults.m_max || s.n_min != gemm_defaults.n_min ||
