@@ -485,7 +485,7 @@ TEST_CASE("collect refuses bad options") {
   CHECK_FALSE(fs::exists(out));
 }
 
-TEST_CASE("focus refuses bad shape ranges before it looks for a driver") {
+TEST_CASE("focus refuses bad shape ranges and siblings before it looks for a driver") {
   Dir dir;
   const fs::path out = dir.path / "focus.csv";
   std::string log;
@@ -497,10 +497,19 @@ TEST_CASE("focus refuses bad shape ranges before it looks for a driver") {
   CHECK(tune("focus --seconds 1 --m-min 1024 --k-max 256 --square-share 0.5 --out '" + out.string() + "'", dir, &log) !=
         0);
   CHECK(log.find("--square-share 0.5: no M = N = K") != std::string::npos);
-  CHECK(tune("focus --template conv --seconds 1 --k-max 256 --out '" + out.string() + "'", dir, &log) != 0);
-  CHECK(log.find("are for GEMM rounds") != std::string::npos);
+  // Each template's own ranges are refused with the other; N and K belong to both.
+  CHECK(tune("focus --template conv --seconds 1 --m-max 256 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--m-max is for gemm rounds") != std::string::npos);
+  CHECK(tune("focus --template conv --seconds 1 --square-share 0.5 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--square-share is for gemm rounds") != std::string::npos);
+  CHECK(tune("focus --seconds 1 --pq-max 30 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--pq-max is for conv rounds") != std::string::npos);
+  CHECK(tune("focus --template conv --seconds 1 --k-min 100 --k-max 10 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("K range [100, 10]") != std::string::npos);
+  CHECK(tune("focus --template conv --seconds 1 --c-min 512 --c-max 64 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("C range [512, 64]") != std::string::npos);
   CHECK(tune("focus --template conv --seconds 1 --load-siblings 1 --out '" + out.string() + "'", dir, &log) != 0);
-  CHECK(log.find("--load-siblings is for GEMM rounds") != std::string::npos);
+  CHECK(log.find("--load-siblings is for gemm rounds") != std::string::npos);
   // Six of the model's best, four KG siblings and three load siblings do not fit in twelve.
   CHECK(tune("focus --seconds 1 --kg-siblings 4 --load-siblings 3 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("--load-siblings 3") != std::string::npos);

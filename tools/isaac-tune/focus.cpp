@@ -26,6 +26,7 @@
 #include <memory>
 #include <random>
 #include <thread>
+#include <tuple>
 
 namespace isaac::tune::cli {
 
@@ -36,7 +37,8 @@ struct FocusFlags {
   double seconds = 120;
   int per_shape = 12, top = 64, best = 6, siblings = 0, kind_siblings = 0, load_siblings = 0;
   std::uint64_t seed = 7;
-  ShapeOptions shapes;  // the ranges of M, N, K and the cap on M*N*K (its dtypes and aligned share unused)
+  ShapeOptions shapes;  // GEMM: the ranges of M, N, K and the cap on M*N*K (its dtypes and aligned share unused)
+  ConvShapeOptions conv_shapes;  // CONV: the ranges of C, P and Q (N and K come from the shared options)
   double aligned_share = 0;
   double square_share = 0;
   double winograd_share = 0;
@@ -286,13 +288,26 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--top", flags->top, "the model's top sets the rest is drawn from")->capture_default_str();
   cmd->add_option("--seed", flags->seed, "random inputs and draws")->capture_default_str();
+  const ShapeOptions gemm;
+  const ConvShapeOptions conv;
   cmd->add_option("--max-mnk", flags->shapes.max_mnk, "GEMM: largest M*N*K")->capture_default_str();
   cmd->add_option("--m-min", flags->shapes.m_min, "GEMM: smallest M")->capture_default_str();
   cmd->add_option("--m-max", flags->shapes.m_max, "GEMM: largest M")->capture_default_str();
-  cmd->add_option("--n-min", flags->shapes.n_min, "GEMM: smallest N")->capture_default_str();
-  cmd->add_option("--n-max", flags->shapes.n_max, "GEMM: largest N")->capture_default_str();
-  cmd->add_option("--k-min", flags->shapes.k_min, "GEMM: smallest K")->capture_default_str();
-  cmd->add_option("--k-max", flags->shapes.k_max, "GEMM: largest K")->capture_default_str();
+  cmd->add_option("--n-min", flags->shapes.n_min,
+                  fmt::format("smallest N (GEMM: columns, default {}; CONV: images, default {})", gemm.n_min, conv.n_min));
+  cmd->add_option("--n-max", flags->shapes.n_max,
+                  fmt::format("largest N (default: GEMM {}, CONV {})", gemm.n_max, conv.n_max));
+  cmd->add_option("--k-min", flags->shapes.k_min,
+                  fmt::format("smallest K (GEMM: the reduction, default {}; CONV: filters, default {})", gemm.k_min,
+                              conv.k_min));
+  cmd->add_option("--k-max", flags->shapes.k_max,
+                  fmt::format("largest K (default: GEMM {}, CONV {})", gemm.k_max, conv.k_max));
+  cmd->add_option("--c-min", flags->conv_shapes.c_min, "CONV: fewest input channels C")->capture_default_str();
+  cmd->add_option("--c-max", flags->conv_shapes.c_max, "CONV: most input channels C")->capture_default_str();
+  cmd->add_option("--pq-min", flags->conv_shapes.pq_min, "CONV: smallest output height P and width Q")
+      ->capture_default_str();
+  cmd->add_option("--pq-max", flags->conv_shapes.pq_max, "CONV: largest output height P and width Q")
+      ->capture_default_str();
   cmd->add_option("--aligned-share", flags->aligned_share, "share of the inputs with M, N and K multiples of 8")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
@@ -304,24 +319,31 @@ void add_focus_command(CLI::App& app, int& exit_code) {
                   "of whose sets are uniform draws from winograd_space and winograd_product_space in turn")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  cmd->callback([flags, &exit_code] {
+  cmd->callback([flags, cmd, &exit_code] {
+    auto refuse = [cmd](std::initializer_list<const char*> names, const char* other_template) {
+      for (const char* name : names)
+        if (cmd->count(name))
+          throw InvalidArgument(fmt::format("{} is for {} rounds (--template {})", name, other_template, other_template));
+    };
     if (flags->template_name == "gemm") {
+      refuse({"--c-min", "--c-max", "--pq-min", "--pq-max"}, "conv");
       if (flags->winograd_share != 0) throw InvalidArgument("--winograd-share is for CONV rounds: GEMM has no Winograd");
       exit_code = run_focus(*flags);
     } else if (flags->template_name == "conv") {
-      if (flags->siblings != 0) throw InvalidArgument("--kg-siblings is for GEMM rounds: CONV has no KG");
-      if (flags->kind_siblings != 0) throw InvalidArgument("--kind-siblings is for GEMM rounds");
-      if (flags->load_siblings != 0) throw InvalidArgument("--load-siblings is for GEMM rounds");
-      const ShapeOptions gemm_defaults;
-      const auto& s = flags->shapes;
-      if (s.m_min != gemm_defaults.m_min || s.m_max != gemm_defaults.m_max || s.n_min != gemm_defaults.n_min ||
-          s.n_max != gemm_defaults.n_max || s.k_min != gemm_defaults.k_min || s.k_max != gemm_defaults.k_max ||
-          s.max_mnk != gemm_defaults.max_mnk)
-        throw InvalidArgument("--m-min, --m-max, --n-min, --n-max, --k-min, --k-max and --max-mnk are for GEMM rounds: "
-                              "CONV rounds draw their own shapes");
+      refuse({"--kg-siblings", "--kind-siblings", "--load-siblings", "--m-min", "--m-max", "--max-mnk", "--aligned-share",
+              "--square-share"},
+             "gemm");
       ConvFocusFlags c;
       c.out = flags->out, c.model_path = flags->model_path, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
       c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;
+      c.shapes.c_min = flags->conv_shapes.c_min, c.shapes.c_max = flags->conv_shapes.c_max;
+      c.shapes.pq_min = flags->conv_shapes.pq_min, c.shapes.pq_max = flags->conv_shapes.pq_max;
+      // N and K are options of both templates, with defaults of each: CONV takes them where given.
+      for (auto [name, from, to] : {std::tuple{"--n-min", flags->shapes.n_min, &c.shapes.n_min},
+                                    {"--n-max", flags->shapes.n_max, &c.shapes.n_max},
+                                    {"--k-min", flags->shapes.k_min, &c.shapes.k_min},
+                                    {"--k-max", flags->shapes.k_max, &c.shapes.k_max}})
+        if (cmd->count(name)) *to = from;
       c.dtypes = flags->dtypes == "f32,f16,f64" ? "f32,f16" : flags->dtypes;
       exit_code = run_conv_focus(c);
     } else {

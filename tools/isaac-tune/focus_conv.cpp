@@ -35,9 +35,11 @@ std::int64_t log_uniform(std::mt19937_64& rng, double lo, double hi) {
   return std::int64_t(std::llround(std::exp(std::log(lo) + uniform01(rng) * (std::log(hi) - std::log(lo)))));
 }
 
-// Ranges like the paper's DeepBench convolutions (bench/problems/conv_problems.csv). With `winograd`,
-// only convolutions the WG=1 kernels take: 3 x 3 or 5 x 5, stride and dilation 1, f32 or f64.
-ir::Conv random_conv(std::mt19937_64& rng, std::vector<ir::DType> dtypes, double max_flops, bool winograd) {
+// N, C, K, P and Q log-uniform in the ranges of `shapes` (by default like the paper's DeepBench
+// convolutions, bench/problems/conv_problems.csv), under its flops cap. With `winograd`, only
+// convolutions the WG=1 kernels take: 3 x 3 or 5 x 5, stride and dilation 1, f32 or f64.
+ir::Conv random_conv(std::mt19937_64& rng, std::vector<ir::DType> dtypes, const ConvShapeOptions& shapes,
+                     bool winograd) {
   static const std::pair<int, int> filters[] = {{1, 1}, {3, 3}, {3, 3}, {3, 3}, {5, 5}, {7, 7}, {5, 20}, {3, 10}, {5, 10}};
   static const std::pair<int, int> winograd_filters[] = {{3, 3}, {3, 3}, {5, 5}};
   if (winograd) std::erase_if(dtypes, [](ir::DType t) { return t != ir::DType::f32 && t != ir::DType::f64; });
@@ -46,8 +48,11 @@ ir::Conv random_conv(std::mt19937_64& rng, std::vector<ir::DType> dtypes, double
       {ir::ImageLayout::chwn, ir::FilterLayout::crsk},
       {ir::ImageLayout::nhwc, ir::FilterLayout::krsc}};
   for (;;) {
-    const std::int64_t n = log_uniform(rng, 1, 64), c = log_uniform(rng, 1, 1024), k = log_uniform(rng, 16, 2048);
-    const std::int64_t p = log_uniform(rng, 7, 350), q = log_uniform(rng, 7, 350);
+    const std::int64_t n = log_uniform(rng, double(shapes.n_min), double(shapes.n_max)),
+                       c = log_uniform(rng, double(shapes.c_min), double(shapes.c_max)),
+                       k = log_uniform(rng, double(shapes.k_min), double(shapes.k_max));
+    const std::int64_t p = log_uniform(rng, double(shapes.pq_min), double(shapes.pq_max)),
+                       q = log_uniform(rng, double(shapes.pq_min), double(shapes.pq_max));
     const auto [r, s] = winograd ? winograd_filters[rng() % std::size(winograd_filters)]
                                  : filters[rng() % std::size(filters)];
     const std::int64_t stride = !winograd && uniform01(rng) < 0.2 ? 2 : 1;
@@ -57,7 +62,7 @@ ir::Conv random_conv(std::mt19937_64& rng, std::vector<ir::DType> dtypes, double
     const std::int64_t h = (p - 1) * stride + dilation * (r - 1) + 1 - 2 * pad;
     const std::int64_t w = (q - 1) * stride + dilation * (s - 1) + 1 - 2 * pad;
     if (h < 1 || w < 1) continue;
-    if (2.0 * double(n * p * q) * double(k) * double(c * r * s) > max_flops) continue;
+    if (2.0 * double(n * p * q) * double(k) * double(c * r * s) > shapes.max_flops) continue;
     const auto [il, fl] = layouts[rng() % std::size(layouts)];
     return ir::dense_conv(dtypes[rng() % dtypes.size()], n, c, h, w, k, r, s, stride, pad, dilation, il, fl);
   }
@@ -80,6 +85,7 @@ int run_conv_focus(const ConvFocusFlags& f) {
     dtypes.push_back(ir::parse_dtype(f.dtypes.substr(pos, comma - pos)));
     pos = comma + 1;
   }
+  f.shapes.validate();
   if (!(f.winograd_share >= 0 && f.winograd_share <= 1))
     throw InvalidArgument(fmt::format("--winograd-share {}: give a share between 0 and 1", f.winograd_share));
   if (f.winograd_share > 0 &&
@@ -147,8 +153,13 @@ int run_conv_focus(const ConvFocusFlags& f) {
 
   std::FILE* out = std::fopen(f.out.c_str(), "w");
   if (!out) throw InvalidArgument("cannot write " + f.out);
-  std::fprintf(out, "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d\n", info.name.c_str(),
-               (unsigned long long)f.seed, f.per_shape);
+  const ConvShapeOptions& o = f.shapes;
+  std::fprintf(out,
+               "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d winograd-share=%g n=%lld..%lld "
+               "c=%lld..%lld k=%lld..%lld pq=%lld..%lld max-flops=%g\n",
+               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.winograd_share, (long long)o.n_min,
+               (long long)o.n_max, (long long)o.c_min, (long long)o.c_max, (long long)o.k_min, (long long)o.k_max,
+               (long long)o.pq_min, (long long)o.pq_max, o.max_flops);
   std::fprintf(out, "dtype,suite,layout,n,c,h,w,k,r,s,stride,pad,dilation,params,status,median_ms,tflops,rank,"
                     "predicted_tflops,reason,phase\n");
   runtime::Stream stream;
@@ -159,7 +170,7 @@ int run_conv_focus(const ConvFocusFlags& f) {
   std::deque<std::future<std::pair<ir::Conv, std::vector<Candidate>>>> pending;
   auto prepare_next = [&] {
     const bool winograd = uniform01(rng) < f.winograd_share;
-    const ir::Conv v = random_conv(rng, dtypes, f.max_flops, winograd);
+    const ir::Conv v = random_conv(rng, dtypes, f.shapes, winograd);
     pending.push_back(std::async(std::launch::async, prepare, v, winograd, rng()));
   };
   prepare_next();

@@ -4,6 +4,8 @@
 // and uniformly from conv_space otherwise (and from winograd_space on a share of the inputs), timed one
 // at a time on the GPU. Same CSV conventions as
 // the GEMM rows, with the CONV columns that tools/isaac-tune/dataset.cpp reads.
+#include "collect_conv_plan.hpp"
+
 #include <cstdint>
 #include <string>
 
@@ -14,7 +16,13 @@ struct ConvFocusFlags {
   double seconds = 120;
   int per_shape = 12, top = 64, best = 6;
   std::uint64_t seed = 7;
-  double max_flops = 2e10;  // per convolution, so that one kernel stays short
+  // The ranges of N, C, K, P and Q (collect's), and at most 2e10 flops per convolution, so that one
+  // kernel stays short. Its tensor cap and dtypes are not used.
+  ConvShapeOptions shapes = [] {
+    ConvShapeOptions o;
+    o.max_flops = 2e10;
+    return o;
+  }();
   // The share of the inputs drawn where the WG=1 kernels apply, half of whose sets are drawn
   // uniformly from winograd_space.
   double winograd_share = 0;
