@@ -38,7 +38,8 @@ struct FocusFlags {
   int per_shape = 12, top = 64, best = 6, siblings = 0, kind_siblings = 0, load_siblings = 0;
   std::uint64_t seed = 7;
   ShapeOptions shapes;  // GEMM: the ranges of M, N, K and the cap on M*N*K (its dtypes and aligned share unused)
-  ConvShapeOptions conv_shapes;  // CONV: the ranges of C, P and Q (N and K come from the shared options)
+  // CONV: the ranges of C, P and Q and focus's flops cap (N and K come from the options both share).
+  ConvShapeOptions conv_shapes = ConvFocusFlags{}.shapes;
   double aligned_share = 0;
   double square_share = 0;
   double winograd_share = 0;
@@ -336,8 +337,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       ConvFocusFlags c;
       c.out = flags->out, c.model_path = flags->model_path, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
       c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;
-      c.shapes.c_min = flags->conv_shapes.c_min, c.shapes.c_max = flags->conv_shapes.c_max;
-      c.shapes.pq_min = flags->conv_shapes.pq_min, c.shapes.pq_max = flags->conv_shapes.pq_max;
+      c.shapes = flags->conv_shapes;
       // N and K are options of both templates, with defaults of each: CONV takes them where given.
       for (auto [name, from, to] : {std::tuple{"--n-min", flags->shapes.n_min, &c.shapes.n_min},
                                     {"--n-max", flags->shapes.n_max, &c.shapes.n_max},
