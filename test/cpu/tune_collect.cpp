@@ -4,7 +4,7 @@
 // existing file without --resume, is refused; without a driver, the run fails before any work; and
 // the tuner's dataset reader takes the file. The same for --template conv, whose files a GEMM plan
 // does not resume (nor the reverse), and whose spot check's float64 sums match ir::evaluate. Runs
-// the isaac-tune binary (ISAAC_TUNE_EXE).
+// the isaac-tune binary (ISAAC_TUNE_EXE), as do the checks of focus's options and of search --template conv.
 #include <doctest/doctest.h>
 
 #include "../../tools/isaac-tune/collect_conv_check.hpp"
@@ -514,4 +514,36 @@ TEST_CASE("focus refuses bad shape ranges and siblings before it looks for a dri
   CHECK(tune("focus --seconds 1 --kg-siblings 4 --load-siblings 3 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("--load-siblings 3") != std::string::npos);
   CHECK_FALSE(fs::exists(out));
+}
+
+// isaac-tune search --template conv: the shipped CONV model ranks a convolution's whole space on the
+// CPU, and --show places sets in that ranking (the model's first choice first, an illegal set with
+// the legality function's reason). Wrong sizes or options of the other template are refused.
+TEST_CASE("search ranks a convolution and places --show sets in the model's ranking") {
+  Dir dir;
+  std::string log;
+  const std::string conv = "search --template conv 16 1024 7 7 2048 1 1 --top 4";
+  REQUIRE(tune(conv, dir, &log) == 0);
+  CHECK(log.find("f32 CHWN/CRSK/CHWN n=16 c=1024 h=7 w=7 k=2048") != std::string::npos);
+  CHECK(log.find("legal sets (direct and Winograd)") != std::string::npos);
+  // The first candidate's parameters: the text after "TFLOP/s predicted  " on the line of "    1 ".
+  const auto row = log.find("    1 ");
+  REQUIRE(row != std::string::npos);
+  const auto from = log.find("predicted  ", row) + std::string("predicted  ").size();
+  const std::string first = log.substr(from, log.find('\n', from) - from);
+  REQUIRE(first.find("PL=") == 0);
+  const std::string too_many_threads = "PL=256,KL=256,PS=1,KS=1,U=16,DB=0";
+  REQUIRE(tune(conv + " --show '" + first + "' --show '" + too_many_threads + "'", dir, &log) == 0);
+  CHECK(log.find(first + ": predicted ") != std::string::npos);
+  CHECK(log.find("1.000 of the first choice; 1 of the ") != std::string::npos);
+  CHECK(log.find(": illegal here: ") != std::string::npos);
+
+  CHECK(tune("search --template conv 16 1024 7", dir, &log) != 0);
+  CHECK(log.find("a CONV takes seven sizes, N C H W K R S; got 3") != std::string::npos);
+  CHECK(tune("search 256 256 256 --stride 2", dir, &log) != 0);
+  CHECK(log.find("--stride, --pad and --dilation are for convolutions") != std::string::npos);
+  CHECK(tune("search --template conv 16 1024 7 7 2048 1 1 --layout CHWN", dir, &log) != 0);
+  CHECK(log.find("--layout CHWN: give the image and filter layouts") != std::string::npos);
+  CHECK(tune("search 256 256 256 --gpu --show 'ML=64'", dir, &log) != 0);
+  CHECK(log.find("--show places sets in the model's ranking") != std::string::npos);
 }

@@ -4,6 +4,8 @@
 #include <isaac/gemm.hpp>
 #include <isaac/runtime/runtime.hpp>
 #include <isaac/tune/bucket.hpp>
+#include <isaac/tune/conv_features.hpp>
+#include <isaac/tune/features.hpp>
 #include <isaac/tune/models.hpp>
 #include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/prune.hpp>
@@ -13,17 +15,25 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <functional>
 #include <memory>
+#include <string_view>
+#include <vector>
 
 namespace isaac::tune::cli {
 
 namespace {
 
 struct SearchFlags {
-  std::int64_t m = 0, n = 0, k = 0;
-  std::string layout = "NN", dtype = "f32", model_path, device = "NVIDIA H100 80GB HBM3", search = "model";
+  std::string template_name = "gemm";
+  std::vector<std::int64_t> sizes;  // GEMM: M N K; CONV: N C H W K R S
+  std::string layout, dtype = "f32", model_path, device = "NVIDIA H100 80GB HBM3", search = "model";
+  std::int64_t stride = 1, pad = 0, dilation = 1;
   int compute_capability = 90, top = 10, budget = 40;
   bool gpu = false, f32_tensor_cores = false;
+  std::vector<std::string> show;  // parameter sets to place in the model's ranking
 };
 
 // Without a GPU, annealing shows what it would walk: the pruned list, with each set's figures.
@@ -42,11 +52,74 @@ void show_pruned(const ir::Gemm& g, const lower::DeviceLimits& limits) {
   }
 }
 
-int run_search(const SearchFlags& f) {
-  if (f.layout.size() != 2 || f.layout.find_first_not_of("NT") != std::string::npos)
-    throw InvalidArgument(fmt::format("--layout {}: use NN, NT, TN or TT", f.layout));
-  const ir::Gemm g = ir::dense_gemm(ir::parse_dtype(f.dtype), f.m, f.n, f.k, f.layout[0] == 'T', f.layout[1] == 'T');
+lower::DeviceLimits limits_of(const SearchFlags& f) {
+  lower::DeviceLimits limits;
+  limits.sm = f.compute_capability;
+  limits.f32_tensor_cores = f.f32_tensor_cores;
+  return limits;
+}
+
+struct LoadedModel {
+  Model model;
+  std::string source;
+};
+
+LoadedModel search_model(const SearchFlags& f, ir::DType dtype) {
+  if (!f.model_path.empty()) return {load_model(f.model_path), f.model_path};
+  auto choice = find_model(f.template_name, dtype, f.device, f.compute_capability);
+  if (!choice)
+    throw InvalidArgument(fmt::format("no {} {} model ships with this isaac and none is in {}: give one with --model",
+                                      f.template_name, ir::name(dtype), cache_directory()));
+  return {std::move(choice->model), std::move(choice->source)};
+}
+
+// The candidates --gpu would time first, from `pool` (the model's best, spread over tilings and hedged:
+// tune/spread.hpp; the neighbours of the fastest follow once they are timed: tune/neighbours.hpp), then
+// the sets of --show against that ranking: each one's legality, predicted speed against the first
+// choice's, and its place in `pool` (a set outside it is never timed).
+template <class Params>
+void print_ranking(const SearchFlags& f, const std::string& heading, const std::vector<RankedSet<Params>>& pool,
+                   const std::function<Params(std::string_view)>& parse,
+                   const std::function<lower::Legality(const Params&)>& check,
+                   const std::function<std::vector<double>(const Params&)>& features, const Model& model) {
+  const std::size_t neighbours = refinements_for(std::size_t(f.top));
+  const auto ranked = candidate_sets(pool, size_t(f.top), size_t(f.top) - neighbours, neighbours);
+  fmt::print("{}", heading);
+  for (size_t i = 0; i < ranked.size(); ++i)
+    fmt::print("  {:>3}  {:>8.2f} TFLOP/s predicted  {}\n", i + 1, ranked[i].predicted_tflops, ranked[i].params.str());
+  if (neighbours > 0)
+    fmt::print("  then, when they are timed, the model's best {} neighbours of the fastest of these (a step of one "
+               "tile, U or the split, or another variant of its tiling)\n",
+               neighbours);
+  if (ranked.empty()) return;
+  for (const std::string& text : f.show) {
+    const Params p = parse(text);
+    const lower::Legality legal = check(p);
+    if (!legal) {
+      fmt::print("  {}: illegal here: {}\n", p.str(), legal.reason);
+      continue;
+    }
+    const std::vector<double> x = features(p);
+    const double tflops = std::exp(model.mlp.predict(x.data(), 1).front());
+    const auto at = std::ranges::find_if(pool, [&](const RankedSet<Params>& r) { return r.params == p; });
+    const std::string place =
+        at == pool.end() ? fmt::format("not among the {} sets the candidates are drawn from", pool.size())
+                         : fmt::format("{} of the {} sets the candidates are drawn from", at - pool.begin() + 1, pool.size());
+    fmt::print("  {}: predicted {:.2f} TFLOP/s, {:.3f} of the first choice; {}\n", p.str(), tflops,
+               tflops / ranked.front().predicted_tflops, place);
+  }
+}
+
+int run_gemm_search(const SearchFlags& f) {
+  if (f.sizes.size() != 3) throw InvalidArgument(fmt::format("a GEMM takes three sizes, M N K; got {}", f.sizes.size()));
+  const std::string layout = f.layout.empty() ? "NN" : f.layout;
+  if (layout.size() != 2 || layout.find_first_not_of("NT") != std::string::npos)
+    throw InvalidArgument(fmt::format("--layout {}: use NN, NT, TN or TT", layout));
+  const ir::Gemm g =
+      ir::dense_gemm(ir::parse_dtype(f.dtype), f.sizes[0], f.sizes[1], f.sizes[2], layout[0] == 'T', layout[1] == 'T');
   const Search search = parse_search(f.search);
+  if (!f.show.empty() && (f.gpu || search != Search::model))
+    throw InvalidArgument("--show places sets in the model's ranking: not with --gpu or --search annealing/autotune");
   if (f.gpu) {
     TuningOptions options;
     options.search = search;
@@ -61,70 +134,99 @@ int run_search(const SearchFlags& f) {
                d.timed, d.search.legal_sets, d.search.enumerate_ms, d.search.evaluate_ms);
     return 0;
   }
+  const lower::DeviceLimits limits = limits_of(f);
   if (search == Search::annealing) {
-    lower::DeviceLimits limits;
-    limits.sm = f.compute_capability;
-    limits.f32_tensor_cores = f.f32_tensor_cores;
     show_pruned(g, limits);
     return 0;
   }
   if (search == Search::autotune) fmt::print("bucket: {}\n", gemm_bucket(g));
-  Model model;
-  std::string source;
-  lower::DeviceLimits limits;
-  limits.sm = f.compute_capability;
-  limits.f32_tensor_cores = f.f32_tensor_cores;
-  if (!f.model_path.empty()) {
-    model = load_model(f.model_path);
-    source = f.model_path;
-  } else {
-    auto choice = find_model("gemm", g.dtype, f.device, f.compute_capability);
-    if (!choice)
-      throw InvalidArgument(fmt::format("no GEMM {} model ships with this isaac and none is in {}: give one with --model",
-                                        f.dtype, cache_directory()));
-    model = choice->model;
-    source = choice->source;
-  }
+  const LoadedModel m = search_model(f, g.dtype);
   SearchReport report;
-  // What --gpu would time first: the model's best, spread over tilings and hedged (tune/spread.hpp);
-  // the neighbours of the fastest of them (tune/neighbours.hpp) follow once they are timed.
-  const std::size_t neighbours = refinements_for(std::size_t(f.top));
-  const auto ranked =
-      candidate_sets(rank_gemm_space(g, limits, model, 32 * (f.top + 8), &report, per_split_pool), size_t(f.top),
-                     size_t(f.top) - neighbours, neighbours);
-  fmt::print("{} with {} (trained on {}):\n", ir::to_string(g), source, model.device);
-  fmt::print("  {} legal sets, enumerated in {:.1f} ms, ranked by the model in {:.1f} ms (one core); its best, "
-             "one per tiling (where its first splits K, the last three split it less; where these lack a kind of "
-             "kernel (TC) that it rates within 15% of its first, its best of that kind is among them):\n",
-             report.legal_sets, report.enumerate_ms, report.evaluate_ms);
-  for (size_t i = 0; i < ranked.size(); ++i)
-    fmt::print("  {:>3}  {:>8.2f} TFLOP/s predicted  {}\n", i + 1, ranked[i].predicted_tflops, ranked[i].params.str());
-  if (neighbours > 0)
-    fmt::print("  then, with --gpu, the model's best {} neighbours of the fastest of these (a step of one tile, U or "
-               "KG, or another variant of its tiling)\n",
-               neighbours);
+  const auto pool = rank_gemm_space(g, limits, m.model, 32 * (f.top + 8), &report, per_split_pool);
+  print_ranking<lower::GemmParams>(
+      f,
+      fmt::format("{} with {} (trained on {}):\n  {} legal sets, enumerated in {:.1f} ms, ranked by the model in "
+                  "{:.1f} ms (one core); its best, one per tiling (where its first splits K, the last three split it "
+                  "less; where these lack a kind of kernel (TC) that it rates within 15% of its first, its best of "
+                  "that kind is among them):\n",
+                  ir::to_string(g), m.source, m.model.device, report.legal_sets, report.enumerate_ms,
+                  report.evaluate_ms),
+      pool, lower::parse_gemm_params, [&](const lower::GemmParams& p) { return lower::check_gemm(g, p, limits); },
+      [&](const lower::GemmParams& p) { return gemm_features(g, p); }, m.model);
   return 0;
+}
+
+int run_conv_search(const SearchFlags& f) {
+  if (f.sizes.size() != 7)
+    throw InvalidArgument(fmt::format("a CONV takes seven sizes, N C H W K R S; got {}", f.sizes.size()));
+  if (f.gpu || f.search != "model")
+    throw InvalidArgument("--template conv ranks with the model alone (no --gpu, no --search): isaac-bench-conv tuned "
+                          "times its candidates");
+  const std::string layout = f.layout.empty() ? "CHWN/CRSK" : f.layout;
+  const auto slash = layout.find('/');
+  if (slash == std::string::npos)
+    throw InvalidArgument(fmt::format("--layout {}: give the image and filter layouts, e.g. CHWN/CRSK, NCHW/KCRS or "
+                                      "NHWC/KRSC",
+                                      layout));
+  const ir::Conv c = ir::dense_conv(ir::parse_dtype(f.dtype), f.sizes[0], f.sizes[1], f.sizes[2], f.sizes[3], f.sizes[4],
+                                    f.sizes[5], f.sizes[6], f.stride, f.pad, f.dilation,
+                                    ir::parse_image_layout(layout.substr(0, slash)),
+                                    ir::parse_filter_layout(layout.substr(slash + 1)));
+  const lower::DeviceLimits limits = limits_of(f);
+  const lower::ConvEpilogue epilogue{};
+  const LoadedModel m = search_model(f, c.dtype);
+  SearchReport report;
+  const auto pool = rank_conv_space(c, epilogue, limits, m.model, 32 * (f.top + 8), &report, per_split_pool);
+  print_ranking<lower::ConvParams>(
+      f,
+      fmt::format("{} with {} (trained on {}):\n  {} legal sets (direct and Winograd), enumerated in {:.1f} ms, "
+                  "ranked by the model in {:.1f} ms (one core); its best, one per tiling (hedged as for GEMM; with a "
+                  "GPU, the Winograd sweep winners are timed besides):\n",
+                  ir::to_string(c), m.source, m.model.device, report.legal_sets, report.enumerate_ms,
+                  report.evaluate_ms),
+      pool, lower::parse_conv_params,
+      [&](const lower::ConvParams& p) { return lower::check_conv(c, p, epilogue, limits); },
+      [&](const lower::ConvParams& p) { return conv_features(c, p); }, m.model);
+  return 0;
+}
+
+int run_search(const SearchFlags& f) {
+  if (f.top < 1) throw InvalidArgument(fmt::format("--top {}: at least 1", f.top));
+  if (f.template_name == "conv") return run_conv_search(f);
+  if (f.stride != 1 || f.pad != 0 || f.dilation != 1)
+    throw InvalidArgument("--stride, --pad and --dilation are for convolutions (--template conv)");
+  return run_gemm_search(f);
 }
 
 }  // namespace
 
 void add_search_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<SearchFlags>();
-  auto* cmd = app.add_subcommand("search", "rank the whole legal space of a GEMM with the model, or show the pruned "
-                                           "list that annealing walks (with --gpu: run the search)");
-  cmd->add_option("m", flags->m, "M")->required();
-  cmd->add_option("n", flags->n, "N")->required();
-  cmd->add_option("k", flags->k, "K")->required();
-  cmd->add_option("--layout", flags->layout, "NN, NT, TN or TT (BLAS column-major)")->capture_default_str();
+  auto* cmd = app.add_subcommand("search", "rank the whole legal space of a GEMM or a convolution with the model, or "
+                                           "show the pruned list that annealing walks (with --gpu: run the GEMM search)");
+  cmd->add_option("sizes", flags->sizes, "GEMM: M N K; CONV (--template conv): N C H W K R S")->required();
+  cmd->add_option("--template", flags->template_name, "gemm or conv")
+      ->check(CLI::IsMember({"gemm", "conv"}))
+      ->capture_default_str();
+  cmd->add_option("--layout", flags->layout,
+                  "GEMM: NN, NT, TN or TT (BLAS column-major; default NN); CONV: image/filter, e.g. CHWN/CRSK "
+                  "(default), NCHW/KCRS or NHWC/KRSC");
   cmd->add_option("--dtype", flags->dtype, "f16, f32 or f64")->capture_default_str();
+  cmd->add_option("--stride", flags->stride, "CONV: stride")->capture_default_str();
+  cmd->add_option("--pad", flags->pad, "CONV: padding")->capture_default_str();
+  cmd->add_option("--dilation", flags->dilation, "CONV: dilation")->capture_default_str();
   cmd->add_option("--model", flags->model_path, "model file (default: the user's or the shipped model)");
   cmd->add_option("--device", flags->device, "the device to pick a model for, without --gpu")->capture_default_str();
   cmd->add_option("--compute-capability", flags->compute_capability, "e.g. 90, without --gpu")->capture_default_str();
   cmd->add_option("--top", flags->top, "how many of the best to list (with --gpu: to re-benchmark)")
       ->capture_default_str();
-  cmd->add_option("--search", flags->search, "model, annealing or autotune (docs/searches.md)")->capture_default_str();
+  cmd->add_option("--show", flags->show,
+                  "a parameter set (e.g. a brute-force winner) to place in the model's ranking: its predicted "
+                  "TFLOP/s against the first choice's, and whether the candidates can include it (repeatable)");
+  cmd->add_option("--search", flags->search, "GEMM: model, annealing or autotune (docs/searches.md)")
+      ->capture_default_str();
   cmd->add_option("--budget", flags->budget, "annealing: kernels timed at most, with --gpu")->capture_default_str();
-  cmd->add_flag("--gpu", flags->gpu, "run the search on the GPU (time its candidates) and keep the fastest");
+  cmd->add_flag("--gpu", flags->gpu, "GEMM: run the search on the GPU (time its candidates) and keep the fastest");
   cmd->add_flag("--f32-tensor-cores", flags->f32_tensor_cores,
                 "f32: also the TC=1 sets (three TF32 products per term; TuningOptions::f32_tensor_cores)");
   cmd->callback([flags, &exit_code] { exit_code = run_search(*flags); });
