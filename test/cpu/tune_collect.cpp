@@ -518,8 +518,9 @@ TEST_CASE("focus refuses bad shape ranges and siblings before it looks for a dri
 
 // isaac-tune search --template conv: the shipped CONV model ranks a convolution's whole space on the
 // CPU, and --show places sets in that ranking (the model's first choice first, an illegal set with
-// the legality function's reason). Wrong sizes or options of the other template are refused.
-TEST_CASE("search ranks a convolution and places --show sets in the model's ranking") {
+// the legality function's reason), and the same for a GEMM. Wrong sizes or options of the other
+// template are refused.
+TEST_CASE("search ranks a convolution or a GEMM and places --show sets in the model's ranking") {
   Dir dir;
   std::string log;
   const std::string conv = "search --template conv 16 1024 7 7 2048 1 1 --top 4";
@@ -536,6 +537,13 @@ TEST_CASE("search ranks a convolution and places --show sets in the model's rank
   REQUIRE(tune(conv + " --show '" + first + "' --show '" + too_many_threads + "'", dir, &log) == 0);
   CHECK(log.find(first + ": predicted ") != std::string::npos);
   CHECK(log.find("1.000 of the first choice; 1 of the ") != std::string::npos);
+  CHECK(log.find(": illegal here: ") != std::string::npos);
+
+  // The same for a GEMM: the winner of f64 DeepBench-F 2560x64 (bench/results/gemm-sweep-winners.csv).
+  const std::string winner = "ML=64,NL=64,MS=4,NS=8,U=16,KS=1,KL=1,KG=6,VA=1,VB=2,LA=64,LB=8,DB=1,SW=1,ACC=32,TC=1";
+  REQUIRE(tune("search 2560 64 2560 --dtype f64 --top 4 --show '" + winner + "' --show 'ML=256,NL=256,MS=1,NS=1,U=8'",
+               dir, &log) == 0);
+  CHECK(log.find(winner + ": predicted ") != std::string::npos);
   CHECK(log.find(": illegal here: ") != std::string::npos);
 
   CHECK(tune("search --template conv 16 1024 7", dir, &log) != 0);
