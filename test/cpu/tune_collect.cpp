@@ -548,6 +548,11 @@ TEST_CASE("search ranks a convolution or a GEMM and places --show sets in the mo
 
   CHECK(tune("search --template conv 16 1024 7", dir, &log) != 0);
   CHECK(log.find("a CONV takes seven sizes, N C H W K R S; got 3") != std::string::npos);
+  CHECK(tune("search --template conv 16 1024 7 7 2048 9 9", dir, &log) != 0);
+  CHECK(log.find("the 9 x 9 filter (dilation 1) does not fit the 7 x 7 input padded by 0: no output") !=
+        std::string::npos);
+  CHECK(tune("search 0 256 256", dir, &log) != 0);
+  CHECK(log.find("size 0: every size must be at least 1") != std::string::npos);
   CHECK(tune("search 256 256 256 --stride 2", dir, &log) != 0);
   CHECK(log.find("--stride, --pad and --dilation are for convolutions") != std::string::npos);
   CHECK(tune("search --template conv 16 1024 7 7 2048 1 1 --layout CHWN", dir, &log) != 0);

@@ -78,10 +78,13 @@ LoadedModel search_model(const SearchFlags& f, ir::DType dtype) {
 // the sets of --show against that ranking: each one's legality, predicted speed against the first
 // choice's, and its place in `pool` (a set outside it is never timed).
 template <class Params>
-void print_ranking(const SearchFlags& f, const std::string& heading, const std::vector<RankedSet<Params>>& pool,
+void print_ranking(const SearchFlags& f, const std::string& problem, const std::string& heading,
+                   const std::vector<RankedSet<Params>>& pool,
                    const std::function<Params(std::string_view)>& parse,
                    const std::function<lower::Legality(const Params&)>& check,
                    const std::function<std::vector<double>(const Params&)>& features, const Model& model) {
+  if (pool.empty())
+    throw InvalidArgument(fmt::format("no legal parameter set for {} on sm_{}", problem, f.compute_capability));
   const std::size_t neighbours = refinements_for(std::size_t(f.top));
   const auto ranked = candidate_sets(pool, size_t(f.top), size_t(f.top) - neighbours, neighbours);
   fmt::print("{}", heading);
@@ -91,7 +94,6 @@ void print_ranking(const SearchFlags& f, const std::string& heading, const std::
     fmt::print("  then, when they are timed, the model's best {} neighbours of the fastest of these (a step of one "
                "tile, U or the split, or another variant of its tiling)\n",
                neighbours);
-  if (ranked.empty()) return;
   for (const std::string& text : f.show) {
     const Params p = parse(text);
     const lower::Legality legal = check(p);
@@ -144,7 +146,7 @@ int run_gemm_search(const SearchFlags& f) {
   SearchReport report;
   const auto pool = rank_gemm_space(g, limits, m.model, 32 * (f.top + 8), &report, per_split_pool);
   print_ranking<lower::GemmParams>(
-      f,
+      f, ir::to_string(g),
       fmt::format("{} with {} (trained on {}):\n  {} legal sets, enumerated in {:.1f} ms, ranked by the model in "
                   "{:.1f} ms (one core); its best, one per tiling (where its first splits K, the last three split it "
                   "less; where these lack a kind of kernel (TC) that it rates within 15% of its first, its best of "
@@ -168,17 +170,25 @@ int run_conv_search(const SearchFlags& f) {
     throw InvalidArgument(fmt::format("--layout {}: give the image and filter layouts, e.g. CHWN/CRSK, NCHW/KCRS or "
                                       "NHWC/KRSC",
                                       layout));
+  if (f.stride < 1 || f.dilation < 1 || f.pad < 0)
+    throw InvalidArgument(fmt::format("--stride {}, --dilation {}, --pad {}: stride and dilation at least 1, padding "
+                                      "at least 0",
+                                      f.stride, f.dilation, f.pad));
   const ir::Conv c = ir::dense_conv(ir::parse_dtype(f.dtype), f.sizes[0], f.sizes[1], f.sizes[2], f.sizes[3], f.sizes[4],
                                     f.sizes[5], f.sizes[6], f.stride, f.pad, f.dilation,
                                     ir::parse_image_layout(layout.substr(0, slash)),
                                     ir::parse_filter_layout(layout.substr(slash + 1)));
+  if (c.p < 1 || c.q < 1)
+    throw InvalidArgument(fmt::format("the {} x {} filter (dilation {}) does not fit the {} x {} input padded by {}: no "
+                                      "output",
+                                      c.r, c.s, f.dilation, c.h, c.w, f.pad));
   const lower::DeviceLimits limits = limits_of(f);
   const lower::ConvEpilogue epilogue{};
   const LoadedModel m = search_model(f, c.dtype);
   SearchReport report;
   const auto pool = rank_conv_space(c, epilogue, limits, m.model, 32 * (f.top + 8), &report, per_split_pool);
   print_ranking<lower::ConvParams>(
-      f,
+      f, ir::to_string(c),
       fmt::format("{} with {} (trained on {}):\n  {} legal sets (direct and Winograd), enumerated in {:.1f} ms, "
                   "ranked by the model in {:.1f} ms (one core); its best, one per tiling (hedged as for GEMM; with a "
                   "GPU, the Winograd sweep winners are timed besides):\n",
@@ -192,6 +202,8 @@ int run_conv_search(const SearchFlags& f) {
 
 int run_search(const SearchFlags& f) {
   if (f.top < 1) throw InvalidArgument(fmt::format("--top {}: at least 1", f.top));
+  for (std::int64_t size : f.sizes)
+    if (size < 1) throw InvalidArgument(fmt::format("size {}: every size must be at least 1", size));
   if (f.template_name == "conv") return run_conv_search(f);
   if (f.stride != 1 || f.pad != 0 || f.dilation != 1)
     throw InvalidArgument("--stride, --pad and --dilation are for convolutions (--template conv)");
