@@ -100,8 +100,8 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
         TuningOptions options;
         options.top_k = top_k;
         options.database = false;
-        // As in `limits` above and in the GEMM benchmark: f32 Winograd products may take TC=1. The
-        // CONV sweep's f32 winners were found without it, so those rows may beat the brute force.
+        // As in `limits` above, in the GEMM benchmark and in the CONV sweep (since 0.1.22): f32 may
+        // take TC=1, direct and in the Winograd products.
         options.f32_tensor_cores = true;
         row->decision = choose_conv(row->conv, {}, options);
         row->params[topk] = row->decision.params;
@@ -181,8 +181,9 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
 
   std::ofstream out(csv_path);
   if (!out) throw InvalidArgument("cannot write " + csv_path);
-  out << fmt::format("# isaac-bench-conv tuned on {} (sm_{}), driver {}, cuDNN {}; top-k = {}; brute = {}; f32 Winograd "
-                     "products may run on the tensor cores (TuningOptions::f32_tensor_cores), cuDNN's f32 without TF32\n",
+  out << fmt::format("# isaac-bench-conv tuned on {} (sm_{}), driver {}, cuDNN {}; top-k = {}; brute = {}; f32 may run "
+                     "on the tensor cores, direct and Winograd (TuningOptions::f32_tensor_cores), cuDNN's f32 without "
+                     "TF32\n",
                      info.name, info.compute_capability(), runtime::driver_version(), cudnnGetVersion(), top_k,
                      winners_path);
   out << "dtype,name,layout,n,p,q,k,c,r,s,brute_tflops,top1_tflops,topk_tflops,cudnn_tflops,top1_vs_brute,"

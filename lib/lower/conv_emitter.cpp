@@ -69,6 +69,7 @@ class ConvEmitter : public TiledKernelBuilder {
   Address filter_address(size_t slot, Value* k0, bool predicated);
   void load_tile(Value* tile, bool predicated) override;
   void copy_tile_async(Value* tile, Value* buffer, bool predicated) override;
+  void recompute_nan_cells() override;
   void epilogue() override;
 
   const ir::Conv& v_;
@@ -171,6 +172,47 @@ void ConvEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
        [&](size_t s) { return input_address(s, k0, predicated); });
   copy(slots_b_, g_.lb, g_.vb, l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b,
        [&](size_t s) { return filter_address(s, k0, predicated); });
+}
+
+// f32 on tensor cores (TC=1): the cells that come out NaN are computed again with FMA
+// (TiledKernelBuilder::recompute_nan_cells_with), each input element through the LUT as load_tile
+// reads it, with the cells' pixels and filters clamped to the last (cells past the edge are never
+// stored).
+void ConvEmitter::recompute_nan_cells() {
+  if (p_.tc != 1 || v_.dtype != ir::DType::f32) return;
+  recompute_nan_cells_with([&] {
+    const auto& is = v_.input_strides;
+    std::vector<Value*> base, h0, w0, filter_offset;
+    for (int i = 0; i < cell_rows(); ++i) {
+      Pixel px = decompose(min32(b_.CreateAdd(b_.CreateMul(bm_, c32(g_.ml)), cell_row(i)), c32(npq_ - 1)));
+      h0.push_back(b_.CreateSub(b_.CreateMul(px.p, c32(v_.stride_h)), c32(v_.pad_h)));
+      w0.push_back(b_.CreateSub(b_.CreateMul(px.q, c32(v_.stride_w)), c32(v_.pad_w)));
+      base.push_back(b_.CreateAdd(b_.CreateMul(px.n, c32(is[0])),
+                                  b_.CreateAdd(b_.CreateMul(h0.back(), c32(is[2])), b_.CreateMul(w0.back(), c32(is[3])))));
+    }
+    for (int j = 0; j < cell_columns(); ++j) {
+      Value* k = b_.CreateSExt(min32(b_.CreateAdd(b_.CreateMul(bn_, c32(g_.nl)), cell_column(j)), c32(v_.k - 1)), i64_);
+      filter_offset.push_back(f_k_ ? k : b_.CreateMul(k, c64(v_.filter_strides[0])));
+    }
+    return [this, base, h0, w0, filter_offset](Value* j) {
+      auto* lut_type = llvm::FixedVectorType::get(i32_, 4);
+      Value* entry = b_.CreateAlignedLoad(lut_type, gep(lut_type, LUT_, j), llvm::Align(16));
+      Value* dh = b_.CreateExtractElement(entry, c32(1));
+      Value* dw = b_.CreateExtractElement(entry, c32(2));
+      CellOperands out;
+      for (std::size_t i = 0; i < base.size(); ++i) {
+        Value* inside = b_.CreateAnd(b_.CreateICmpULT(b_.CreateAdd(h0[i], dh), c32(v_.h)),
+                                     b_.CreateICmpULT(b_.CreateAdd(w0[i], dw), c32(v_.w)));
+        Value* offset = b_.CreateSelect(inside, b_.CreateAdd(base[i], b_.CreateExtractElement(entry, c32(0))), c32(0));
+        Value* x = b_.CreateLoad(elem_, gep(elem_, I_, b_.CreateZExt(offset, i64_)));
+        out.rows.push_back(b_.CreateSelect(inside, x, zero(elem_)));
+      }
+      Value* j_offset = b_.CreateSExt(j, i64_);
+      if (f_k_) j_offset = b_.CreateMul(j_offset, c64(fj_));
+      for (Value* f : filter_offset) out.columns.push_back(b_.CreateLoad(elem_, gep(elem_, F_, b_.CreateAdd(f, j_offset))));
+      return out;
+    };
+  });
 }
 
 void ConvEmitter::epilogue() {

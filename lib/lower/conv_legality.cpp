@@ -148,6 +148,13 @@ Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
     return no<Explain>("CL={} with PS x KS = {} accumulators per thread: ptxas spills such sets (use a smaller "
                           "PS x KS)",
                           p.cl, p.ps * p.ks);
+  // f32 on the tensor cores holds two TF32 words per fragment element besides the accumulators: of
+  // 182 such sets with 128 accumulators (ptxas, sm_80 and sm_90, four shapes and three layouts), 36
+  // spilled and 80 took 250 registers or more; of 178 with fewer, none spilled.
+  if (dtype == ir::DType::f32 && p.tc == 1 && p.ps * p.ks >= 128)
+    return no<Explain>("f32 TC=1 with PS x KS = {} accumulators per thread: ptxas spills such sets (use a smaller "
+                       "PS x KS)",
+                       p.ps * p.ks);
   int registers = estimate_conv_registers(dtype, in_red, f_k, p);
   int budget = std::min(device.max_registers_per_thread, device.registers_per_block / l.threads / 8 * 8);
   if (registers + 8 > budget)
@@ -427,7 +434,9 @@ bool listed(const int (&list)[N], int v) {
 
 // Tensor cores where the template has them for this dtype and device.
 std::vector<int> tensor_core_choices(const ir::Conv& problem, const DeviceLimits& device) {
-  bool mma = (problem.dtype == ir::DType::f16 || problem.dtype == ir::DType::f64) && device.sm >= 80;
+  bool mma = (problem.dtype == ir::DType::f16 || problem.dtype == ir::DType::f64 ||
+              (problem.dtype == ir::DType::f32 && device.f32_tensor_cores)) &&
+             device.sm >= 80;
   return mma ? std::vector<int>{0, 1} : std::vector<int>{0};
 }
 

@@ -512,54 +512,32 @@ void GemmEmitter::emit_main() {
   accumulate_and_store(full, total, sm_ >= 90);
 }
 
-// f32 on tensor cores (TC=1): an infinite or NaN element of A or B, or one whose TF32 rounding
-// overflows, leaves NaN in every cell of its row or column (TiledKernelBuilder::compute_stage_tf32),
-// where IEEE arithmetic may give +-inf or a finite number. A thread with a NaN cell computes all its
-// cells again from global memory with FMA over the same K (its block's share, its warp group's steps
-// of each stage), which gives IEEE's results; other threads pay one test per cell.
+// f32 on tensor cores (TC=1): the cells that come out NaN are computed again with FMA
+// (TiledKernelBuilder::recompute_nan_cells_with) from a thread's rows of A and columns of B, clamped
+// to the last row and column (cells past the edge are never stored).
 void GemmEmitter::recompute_nan_cells() {
   if (p_.tc != 1 || g_.dtype != ir::DType::f32) return;
-  Value* any_nan = b_.getFalse();
-  for (auto* cell : acc_cells_) {
-    Value* v = b_.CreateLoad(acc_, cell);
-    any_nan = b_.CreateOr(any_nan, b_.CreateFCmpUNO(v, v));
-  }
-  if_then(any_nan, [&] {
-    const int rows = cell_rows(), columns = cell_columns(), steps = p_.u / p_.kl;
-    // Cells past the edge read the last row or column: they are never stored.
+  recompute_nan_cells_with([&] {
     std::vector<Value*> a_row, b_column;
-    for (int i = 0; i < rows; ++i) {
+    for (int i = 0; i < cell_rows(); ++i) {
       Value* m = min32(b_.CreateAdd(b_.CreateMul(bm_, c32(p_.ml)), cell_row(i)), b_.CreateSub(M_, c32(1)));
       a_row.push_back(b_.CreateSExt(m, i64_));
     }
-    for (int j = 0; j < columns; ++j) {
+    for (int j = 0; j < cell_columns(); ++j) {
       Value* n = min32(b_.CreateAdd(b_.CreateMul(bn_, c32(p_.nl)), cell_column(j)), b_.CreateSub(N_, c32(1)));
       b_column.push_back(b_.CreateSExt(n, i64_));
     }
-    for (auto* cell : acc_cells_) b_.CreateStore(zero(acc_), cell);
-    Value* tiles = b_.CreateUDiv(b_.CreateAdd(b_.CreateSub(k_end_, k_begin_), c32(p_.u - 1)), c32(p_.u));
-    Value* first = b_.CreateAdd(k_begin_, b_.CreateMul(tk_, c32(steps)));
-    for_loop(tiles, [&](Value* t) {
-      for_loop(c32(steps), [&](Value* s) {
-        Value* k = b_.CreateAdd(first, b_.CreateAdd(b_.CreateMul(t, c32(p_.u)), s));
-        if_then(b_.CreateICmpSLT(k, k_end_), [&] {
-          Value* k64 = b_.CreateSExt(k, i64_);
-          auto element = [&](Value* base, Value* ld, bool k_contiguous, Value* mn) {
-            Value* index = k_contiguous ? b_.CreateAdd(b_.CreateMul(mn, ld), k64) : b_.CreateAdd(b_.CreateMul(k64, ld), mn);
-            return b_.CreateLoad(elem_, gep(elem_, base, index));
-          };
-          std::vector<Value*> a, bv;
-          for (Value* m : a_row) a.push_back(element(A_, lda_, g_.a_trans, m));
-          for (Value* n : b_column) bv.push_back(element(B_, ldb_, !g_.b_trans, n));
-          for (int i = 0; i < rows; ++i)
-            for (int j = 0; j < columns; ++j) {
-              llvm::AllocaInst* cell = acc_cells_[i * columns + j];
-              b_.CreateStore(b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {a[i], bv[j], b_.CreateLoad(acc_, cell)}),
-                             cell);
-            }
-        });
-      });
-    });
+    return [this, a_row, b_column](Value* k) {
+      Value* k64 = b_.CreateSExt(k, i64_);
+      auto element = [&](Value* base, Value* ld, bool k_contiguous, Value* mn) {
+        Value* index = k_contiguous ? b_.CreateAdd(b_.CreateMul(mn, ld), k64) : b_.CreateAdd(b_.CreateMul(k64, ld), mn);
+        return b_.CreateLoad(elem_, gep(elem_, base, index));
+      };
+      CellOperands out;
+      for (Value* m : a_row) out.rows.push_back(element(A_, lda_, g_.a_trans, m));
+      for (Value* n : b_column) out.columns.push_back(element(B_, ldb_, !g_.b_trans, n));
+      return out;
+    };
   });
 }
 

@@ -480,7 +480,7 @@ void TiledKernelBuilder::compute_stage_dmma(Value* stage) {
 // and a_hi b_hi: each product is off by at most about 3 x 2^-22 of |a b| (the dropped a_lo b_lo and
 // the two remainders), where one TF32 product would be off by about 2^-10. An infinite or NaN
 // element, or one whose rounding overflows (|x| > 3.40265e38), makes its lo NaN, and with it every
-// cell it reaches: GemmEmitter::recompute_nan_cells computes those again. Handling such values here
+// cell it reaches: recompute_nan_cells_with computes those again. Handling such values here
 // instead (a third word per element, zero where hi is not finite) made the kernels 1.3x slower.
 // The accumulator fragment is the f64 layout's: rows g and g + 8 are tiles 2p and 2p + 1.
 void TiledKernelBuilder::compute_stage_tf32(Value* stage) {
@@ -678,6 +678,36 @@ void TiledKernelBuilder::compute_stage(Value* stage) {
       }
     }
   }
+}
+
+void TiledKernelBuilder::recompute_nan_cells_with(const std::function<CellReader()>& reader) {
+  Value* any_nan = b_.getFalse();
+  for (auto* cell : acc_cells_) {
+    Value* v = b_.CreateLoad(acc_, cell);
+    any_nan = b_.CreateOr(any_nan, b_.CreateFCmpUNO(v, v));
+  }
+  if_then(any_nan, [&] {
+    const int columns = cell_columns(), steps = t_.u / t_.kl;
+    const CellReader read = reader();
+    for (auto* cell : acc_cells_) b_.CreateStore(zero(acc_), cell);
+    Value* tiles = b_.CreateUDiv(b_.CreateAdd(b_.CreateSub(k_end_, k_begin_), c32(t_.u - 1)), c32(t_.u));
+    Value* first = b_.CreateAdd(k_begin_, b_.CreateMul(tk_, c32(steps)));
+    for_loop(tiles, [&](Value* t) {
+      for_loop(c32(steps), [&](Value* s) {
+        Value* k = b_.CreateAdd(first, b_.CreateAdd(b_.CreateMul(t, c32(t_.u)), s));
+        if_then(b_.CreateICmpSLT(k, k_end_), [&] {
+          const CellOperands x = read(k);
+          for (std::size_t i = 0; i < x.rows.size(); ++i)
+            for (std::size_t j = 0; j < x.columns.size(); ++j) {
+              llvm::AllocaInst* cell = acc_cells_[i * std::size_t(columns) + j];
+              b_.CreateStore(b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_},
+                                                {x.rows[i], x.columns[j], b_.CreateLoad(acc_, cell)}),
+                             cell);
+            }
+        });
+      });
+    });
+  });
 }
 
 void TiledKernelBuilder::accumulate_and_store(Value* full, Value* total, bool overlap_previous) {

@@ -142,9 +142,22 @@ class TiledKernelBuilder : public KernelBuilder {
   // TMA=1 (GEMM only): one thread copies stage `tile` into buffer `buffer` with tensor copies that
   // complete on the mbarrier at `barrier`, which expects the stage's bytes.
   virtual void copy_tile_tma(Value* tile, Value* buffer, Value* barrier);
-  // Called between the main loop and the warp-group reduction: GEMM's f32 tensor-core kernels
-  // compute again, with FMA, the cells that came out NaN.
+  // Called between the main loop and the warp-group reduction: the f32 tensor-core kernels compute
+  // again, with FMA, the cells that came out NaN (recompute_nan_cells_with).
   virtual void recompute_nan_cells() {}
+  // A thread's operands at one reduction index: per row of its cells an element of A, per column
+  // one of B.
+  struct CellOperands {
+    std::vector<Value*> rows, columns;
+  };
+  using CellReader = std::function<CellOperands(Value* k)>;
+  // f32 on tensor cores: an infinite or NaN element of A or B, or one whose TF32 rounding overflows,
+  // leaves NaN in every cell of its row or column (compute_stage_tf32), where IEEE arithmetic may
+  // give +-inf or a finite number. A thread with a NaN cell computes all its cells again with FMA
+  // over the same reduction indices (its block's share, its warp group's steps of each stage), which
+  // gives IEEE's results; other threads pay one test per cell. `reader` is called in that branch
+  // alone, so that what it sets up costs the other threads nothing.
+  void recompute_nan_cells_with(const std::function<CellReader()>& reader);
   int stage_bytes() const { return (l_.stage_a + l_.stage_b) * l_.elem; }
   bool a_rows_k() const { return l_.a_rows_k; }
   bool b_rows_k() const { return l_.b_rows_k; }

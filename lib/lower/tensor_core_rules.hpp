@@ -67,8 +67,6 @@ Legality check_tensor_core_tiling(ir::DType dtype, const GemmParams& p, const De
   if (!p.tc) return {};
   if (p.tc == 2) return check_warp_group_tiling<Explain>(dtype, p, device, key);
   const bool f64 = dtype == ir::DType::f64, f32 = dtype == ir::DType::f32;
-  if (f32 && &key != &gemm_keys)
-    return no<Explain>("TC=1 for f32 (three TF32 products per term) is implemented for GEMM only: use TC=0");
   if (dtype != ir::DType::f16 && !f64 && !f32)
     return no<Explain>("TC=1 (tensor cores) is implemented for f16, f32 and f64, not {}", ir::name(dtype));
   if (f32 && !device.f32_tensor_cores)

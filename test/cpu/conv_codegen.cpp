@@ -114,8 +114,14 @@ TEST_CASE("CONV legality: TC=1 (tensor cores) has GEMM's rules, in CONV's names"
   auto with = [&](std::string more) { return lower::parse_conv_params(t.str() + "," + more); };
   CHECK_LEGAL(check(DType::f16, t));
   CHECK_LEGAL(check(DType::f16, with("CL=2,KL=32,VF=4,LF=8")));
-  CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4,LI=32,LF=8")),
-                 "TC=1 for f32 (three TF32 products per term) is implemented for GEMM only: use TC=0");
+  // f32: three TF32 products per term, 8-deep steps; only where the device limits allow it.
+  CHECK_LEGAL(check(DType::f32, with("VI=4,VF=4,LI=32,LF=8")));
+  CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4,LI=32,LF=8,PL=256,PS=8,KS=16")),
+                 "f32 TC=1 with PS x KS = 128 accumulators per thread: ptxas spills such sets");
+  CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4,LI=32,LF=8"), {.f32_tensor_cores = false}),
+                 "TC=1 for f32 (three TF32 products per term, a larger rounding error than FMA) is off");
+  CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4,LI=32,LF=8,U=8,CL=2,KL=32,LF=4")),
+                 "TC=1 consumes C*R*S 8 at a time: U/CL=8/2 must be a multiple of 8");
   CHECK_REJECTED(check(DType::f16, t, {.sm = 75}), "TC=1 needs mma.sync (m16n8k16), sm_80 or newer, not sm_75");
   CHECK_REJECTED(check(DType::f16, with("CS=2")), "CS=2 must be 1");
   CHECK_REJECTED(check(DType::f16, with("KS=2,KL=16,LF=2")), "KS=2 a multiple of 4");
@@ -203,30 +209,31 @@ TEST_CASE("conv_legal agrees with check_conv, legal or not") {
   CHECK(legal > 100);
 }
 
-TEST_CASE("conv_space: tensor cores only for f16 and f64 on sm_80+, and every set is inside the space") {
+TEST_CASE("conv_space: tensor cores on sm_80+ (f32 only where allowed), and every set is inside the space") {
   for (DType t : {DType::f32, DType::f16, DType::f64})
-    for (int sm : {75, 90}) {
-      ir::Conv v = conv(t, ImageLayout::chwn, FilterLayout::crsk, 16, 64, 14, 64);
-      lower::DeviceLimits device{.sm = sm};
-      auto space = lower::conv_space(v, {}, device);
-      REQUIRE(!space.empty());
-      auto tc = std::count_if(space.begin(), space.end(), [](const ConvParams& p) { return p.tc == 1; });
-      bool mma = t != DType::f32 && sm >= 80;
-      INFO(ir::name(t), " sm_", sm, ": ", tc, " TC=1 sets of ", space.size());
-      CHECK((tc > 0) == mma);
-      CHECK(std::any_of(space.begin(), space.end(), [](const ConvParams& p) { return p.ps == 16 || p.ks == 16; }));
-      for (std::size_t i = 0; i < space.size(); i += 97) {
-        auto why = lower::outside_conv_space(v, space[i], {}, device);
-        CHECK_MESSAGE(!why, space[i].str() << ": " << why.value_or(""));
+    for (int sm : {75, 90})
+      for (bool f32_tensor_cores : {true, false}) {
+        ir::Conv v = conv(t, ImageLayout::chwn, FilterLayout::crsk, 16, 64, 14, 64);
+        lower::DeviceLimits device{.sm = sm, .f32_tensor_cores = f32_tensor_cores};
+        auto space = lower::conv_space(v, {}, device);
+        REQUIRE(!space.empty());
+        auto tc = std::count_if(space.begin(), space.end(), [](const ConvParams& p) { return p.tc == 1; });
+        bool mma = (t != DType::f32 || f32_tensor_cores) && sm >= 80;
+        INFO(ir::name(t), " sm_", sm, " f32_tensor_cores=", f32_tensor_cores, ": ", tc, " TC=1 sets of ", space.size());
+        CHECK((tc > 0) == mma);
+        CHECK(std::any_of(space.begin(), space.end(), [](const ConvParams& p) { return p.ps == 16 || p.ks == 16; }));
+        for (std::size_t i = 0; i < space.size(); i += 97) {
+          auto why = lower::outside_conv_space(v, space[i], {}, device);
+          CHECK_MESSAGE(!why, space[i].str() << ": " << why.value_or(""));
+        }
+        ConvParams off = space.front();
+        off.li = off.li == 1 ? 2 : 1;
+        CHECK(lower::outside_conv_space(v, off, {}, device).value_or("").find("conv_space sets LI=") != std::string::npos);
+        off = space.front();
+        off.u = 64;
+        CHECK(lower::outside_conv_space(v, off, {}, device).value_or("").find("outside conv_space's lists") !=
+              std::string::npos);
       }
-      ConvParams off = space.front();
-      off.li = off.li == 1 ? 2 : 1;
-      CHECK(lower::outside_conv_space(v, off, {}, device).value_or("").find("conv_space sets LI=") != std::string::npos);
-      off = space.front();
-      off.u = 64;
-      CHECK(lower::outside_conv_space(v, off, {}, device).value_or("").find("outside conv_space's lists") !=
-            std::string::npos);
-    }
 }
 
 TEST_CASE("CONV with CG > 1 for sm_90: main waits for the prepare kernel, which lets it start after its stores") {

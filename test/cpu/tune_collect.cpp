@@ -415,9 +415,15 @@ TEST_CASE("the CONV spot check's float64 sums are ir::evaluate's, on periodic op
       CHECK(std::abs(ref.sum - expected[i]) <= 1e-12 * (ref.magnitude + 1));
       CHECK(ref.magnitude >= std::abs(ref.sum));
       // The bound of test/gpu/conv.cpp: above the output's rounding, far below the magnitude.
-      const double bound = isaac::tune::cli::conv_error_bound(v.dtype, ref.magnitude, v.c * v.r * v.s, 1);
+      const double bound = isaac::tune::cli::conv_error_bound(v.dtype, ref.magnitude, v.c * v.r * v.s, 1, 0);
       CHECK(bound >= 0x1p-60 * ref.magnitude);
       CHECK(bound <= 0.01 * ref.magnitude + 1e-6);
+      // Tensor cores widen it: twice the terms (sums rounded toward zero), and for f32 three TF32
+      // products per term besides
+      const double tc_bound = isaac::tune::cli::conv_error_bound(v.dtype, ref.magnitude, v.c * v.r * v.s, 1, 1);
+      // (f16's bound is mostly the output's rounding to f16, which tensor cores do not change).
+      CHECK(tc_bound >= (v.dtype == ir::DType::f32 ? 5.0 : v.dtype == ir::DType::f64 ? 1.5 : 1.0) * bound);
+      CHECK(tc_bound > bound);
     }
     // Fewer points than elements: the corners and random ones, all inside the output.
     const auto some = isaac::tune::cli::conv_sample_points(v, 16, 2);

@@ -20,6 +20,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <functional>
 #include <optional>
 #include <random>
 
@@ -48,7 +50,7 @@ std::int64_t span(const std::array<std::int64_t, 4>& extents, const std::array<s
   return s;
 }
 
-// tensor_cores: only TC=1 sets, for f16 and f64 (none when the device has no mma.sync).
+// tensor_cores: only TC=1 sets (none when the device has no mma.sync).
 std::vector<Case> make_cases(const lower::DeviceLimits& limits, bool tensor_cores = false) {
   std::mt19937_64 rng(20170917);
   struct Shape {
@@ -72,7 +74,6 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits, bool tensor_core
                                                           {ImageLayout::nchw, FilterLayout::crsk}};
   std::vector<Case> cases;
   std::vector<ir::DType> dtypes{ir::DType::f32, ir::DType::f16, ir::DType::f64};
-  if (tensor_cores) dtypes = {ir::DType::f16, ir::DType::f64};
   for (ir::DType t : dtypes)
     for (auto [il, fl] : layouts)
       for (const Shape& s : shapes) {
@@ -202,14 +203,17 @@ std::vector<double> winograd_magnitude(const ir::Conv& v, int tile, const HostAr
   return magnitude;
 }
 
-// Runs one case on the GPU and compares every output element with the reference.
-void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng) {
+// Runs one case on the GPU and compares every output element with the reference: where the
+// reference is infinite or NaN (`place_specials` put such values in the input), the same value.
+void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng,
+           const std::function<void(const ir::Conv&, HostArray& input)>& place_specials = {}) {
   const ir::Conv& v = c.problem;
   std::int64_t in_count = span({v.n, v.c, v.h, v.w}, v.input_strides);
   std::int64_t f_count = span({v.k, v.c, v.r, v.s}, v.filter_strides);
   std::int64_t o_count = span({v.n, v.k, v.p, v.q}, v.output_strides);
   HostArray in(v.dtype, in_count), f(v.dtype, f_count), o_in(v.dtype, o_count), bias(v.dtype, v.k);
   in.fill_random(rng);
+  if (place_specials) place_specials(v, in);
   f.fill_random(rng);
   o_in.fill_random(rng);
   bias.fill_random(rng);
@@ -243,8 +247,10 @@ void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng) {
 
   ir::DType accumulation = v.dtype == ir::DType::f64 ? ir::DType::f64 : ir::DType::f32;
   // Tensor cores round their f32 sums toward zero, not to nearest: twice the unit roundoff, counted
-  // as twice the terms.
-  std::int64_t terms = (c.params.tc ? 2 : 1) * (v.c * v.r * v.s + c.params.cg + 3);
+  // as twice the terms. f32 on them adds three TF32 products per term, each off by up to about
+  // 3 x 2^-22 of |I F| (docs/tensor-cores.md): three times the terms again, and 13 more.
+  const bool tf32 = c.params.tc && v.dtype == ir::DType::f32 && !c.params.wg;
+  std::int64_t terms = (c.params.tc ? 2 : 1) * (tf32 ? 3 : 1) * (v.c * v.r * v.s + c.params.cg + 3) + (tf32 ? 13 : 0);
   // Winograd: the channels' sum (twice with tensor cores), two sums of alpha = R + m - 1 (or S + m - 1)
   // terms in each of the input and output transforms, and the filter's planes rounded once to the dtype.
   if (c.params.wg) terms = (c.params.tc ? 2 : 1) * v.c + 4 * (std::max(v.r, v.s) + tile - 1) + 2;
@@ -264,7 +270,8 @@ void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng) {
           if (c.epilogue.relu) expected = std::max(expected, 0.0);
           double bound = test::error_bound(mag, terms, accumulation, v.dtype, output_roundings);
           double got = out.get(i);
-          bool ok = std::isfinite(got) && std::abs(got - expected) <= bound;
+          bool ok = std::isfinite(expected) ? std::isfinite(got) && std::abs(got - expected) <= bound
+                                            : (std::isnan(expected) ? std::isnan(got) : got == expected);
           if (!ok && wrong++ == 0)
             first = fmt::format("O(n={}, k={}, p={}, q={}) = {} but the reference is {} (bound {})", n, k, p, q, got,
                                 expected, bound);
@@ -274,7 +281,7 @@ void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng) {
 }
 
 // Compiles every case (LLVM, and ptxas for half of them) on all cores, then checks them one at a time.
-void compile_and_check(const std::vector<Case>& cases) {
+void compile_and_check(const std::vector<Case>& cases, const std::function<void(const ir::Conv&, HostArray& input)>& place_specials = {}) {
   MESSAGE(cases.size() << " CONV cases");
   auto start = std::chrono::steady_clock::now();
   auto target = lower::target_for_compute_capability(runtime::device_info(0).compute_capability());
@@ -299,7 +306,7 @@ void compile_and_check(const std::vector<Case>& cases) {
     }
     try {
       CompiledConv kernel(cases[i].problem, std::move(*ptx[i]), cases[i].params, cases[i].epilogue);
-      check(cases[i], kernel, rng);
+      check(cases[i], kernel, rng, place_specials);
     } catch (const DriverError& e) {
       // A launch failure poisons the context: report it and stop, rather than cascading.
       FAIL("driver error (the CUDA context is now unusable, stopping): " << e.what());
@@ -318,13 +325,37 @@ TEST_CASE("CONV: every layout, dtype, padding, stride, dilation and split matche
   compile_and_check(make_cases(device_limits(runtime::device_info(0))));
 }
 
-TEST_CASE("CONV TC=1: tensor cores (f16 mma.sync, f64 DMMA) on every layout, padding, stride and split") {
+TEST_CASE("CONV TC=1: tensor cores (f16 mma.sync, f32 as three TF32 products, f64 DMMA) on every layout, padding, "
+          "stride and split") {
   auto info = runtime::device_info(0);
   if (info.compute_capability() < 80) {
     MESSAGE("SKIPPED: TC=1 needs sm_80 or newer; this device is sm_" << info.compute_capability());
     return;
   }
   compile_and_check(make_cases(device_limits(info), true));
+}
+
+// f32 on the tensor cores splits each element into TF32 parts; an infinite or NaN input, or one whose
+// TF32 rounding overflows, turns the cells it reaches to NaN, which the kernel computes again with
+// FMA (ConvEmitter::recompute_nan_cells). Images 0 to 3 hold +inf, NaN, -inf and 3.4028e38 (which
+// rounds to infinity as TF32) at one tap: every output must be IEEE's (the reference's +-inf or NaN
+// where it has one, finite within the bound elsewhere).
+TEST_CASE("CONV f32 TC=1: infinities and NaN in the input give IEEE's results, in every layout and split") {
+  auto info = runtime::device_info(0);
+  if (info.compute_capability() < 80) {
+    MESSAGE("SKIPPED: TC=1 needs sm_80 or newer; this device is sm_" << info.compute_capability());
+    return;
+  }
+  std::vector<Case> cases;
+  for (const Case& c : make_cases(device_limits(info), true))
+    if (c.problem.dtype == ir::DType::f32 && c.problem.n >= 4) cases.push_back({c.problem, c.params, {}, 1.0, 0.0});
+  REQUIRE(cases.size() >= 8);
+  // Channel 1, row 3, column 2: inside the image of every shape with N >= 4 (C >= 4, H and W >= 7).
+  compile_and_check(cases, [](const ir::Conv& v, HostArray& input) {
+    const double specials[] = {INFINITY, std::nan(""), -INFINITY, 3.4028e38};
+    const auto& is = v.input_strides;
+    for (int n = 0; n < 4; ++n) input.set(std::size_t(n * is[0] + is[1] + 3 * is[2] + 2 * is[3]), specials[n]);
+  });
 }
 
 // WG=1 needs cp.async (sm_80): says so and returns false on older devices.

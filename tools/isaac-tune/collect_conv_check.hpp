@@ -78,8 +78,10 @@ inline ConvReference conv_reference(const ir::Conv& v, const ConvPoint& o, const
 // test/gpu/conv.cpp's bound for an element of sum of magnitudes `magnitude`: the classical
 // gamma_n bound of a sum of n = C*R*S + CG + 3 rounded products in the accumulator (f32, f64 for
 // f64), plus the roundings of the output (2, or CG + 3 where CG blocks add into it with atomics),
-// plus the absolute error of roundings that underflow.
-inline double conv_error_bound(ir::DType dtype, double magnitude, std::int64_t crs, int cg) {
+// plus the absolute error of roundings that underflow. Tensor cores (TC=1) round their sums toward
+// zero: twice the terms; f32 on them adds three TF32 products per term, each off by up to about
+// 3 x 2^-22 of its magnitude: three times the terms again, and 13 more.
+inline double conv_error_bound(ir::DType dtype, double magnitude, std::int64_t crs, int cg, int tc) {
   auto roundoff = [](ir::DType t) {
     return t == ir::DType::f16 ? 0x1p-11 : t == ir::DType::bf16 ? 0x1p-8 : t == ir::DType::f32 ? 0x1p-24 : 0x1p-53;
   };
@@ -87,7 +89,8 @@ inline double conv_error_bound(ir::DType dtype, double magnitude, std::int64_t c
     return t == ir::DType::f16 ? 0x1p-25 : t == ir::DType::bf16 ? 0x1p-134 : t == ir::DType::f32 ? 0x1p-150 : 0.0;
   };
   const ir::DType accumulation = dtype == ir::DType::f64 ? ir::DType::f64 : ir::DType::f32;
-  const std::int64_t terms = crs + cg + 3;
+  const bool tf32 = tc && dtype == ir::DType::f32;
+  const std::int64_t terms = (tc ? 2 : 1) * (tf32 ? 3 : 1) * (crs + cg + 3) + (tf32 ? 13 : 0);
   const int output_roundings = cg > 1 ? cg + 3 : 2;
   const double nu = double(terms) * roundoff(accumulation);
   const double gamma = nu < 0.5 ? nu / (1 - nu) : 2 * nu;

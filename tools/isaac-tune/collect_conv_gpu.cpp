@@ -109,7 +109,7 @@ std::string ConvGpuRunner::spot_check(const CompiledConv& conv, Operands& ops, s
   std::string first;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const ConvReference ref = conv_reference(v, points[i], ops.input_values, ops.filter_values);
-    const double bound = conv_error_bound(v.dtype, ref.magnitude, crs, p.cg);
+    const double bound = conv_error_bound(v.dtype, ref.magnitude, crs, p.cg, p.tc);
     if (std::abs(got[i] - ref.sum) <= bound) continue;
     if (wrong++ == 0)
       first = fmt::format("O(n={}, k={}, p={}, q={}) = {} where the reference is {} (bound {:.2e})", points[i].n,
