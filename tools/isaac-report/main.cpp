@@ -85,7 +85,7 @@ struct Device {
 };
 
 void report_conv(const std::string& problems_path, const std::string& winners_path, const std::vector<std::string>& dtypes,
-                 const lower::Target& target, const Device& device) {
+                 const lower::Target& target, const lower::DeviceLimits& limits, const Device& device) {
   std::map<std::string, std::pair<std::string, std::string>> winners;  // "dtype name" -> layout, params
   if (std::ifstream(winners_path))
     for (auto& row : read_csv(winners_path)) winners[row["dtype"] + " " + row["name"]] = {row["layout"], row["params"]};
@@ -104,7 +104,6 @@ void report_conv(const std::string& problems_path, const std::string& winners_pa
       ir::Conv conv = ir::dense_conv(ir::parse_dtype(dtype), n, c, p + r - 1, q + s - 1, k, r, s, 1, 0, 1,
                                      ir::parse_image_layout(layout.substr(0, slash)),
                                      ir::parse_filter_layout(layout.substr(slash + 1)));
-      lower::DeviceLimits limits{.sm = target.sm};
       const auto model = tune::find_model("conv", conv.dtype, device.name, device.compute_capability);
       bool from_sweep = found != winners.end() && lower::check_conv(conv, lower::parse_conv_params(found->second.second), {}, limits);
       lower::ConvParams params;
@@ -187,7 +186,7 @@ int main(int argc, char** argv) {
                    kernel.shared_bytes, regs, spills, kernel.emit_ms, params.str());
       }
     if (!conv_problems_path.empty())
-      report_conv(conv_problems_path, conv_winners_path, split(conv_dtypes_text), target, device);
+      report_conv(conv_problems_path, conv_winners_path, split(conv_dtypes_text), target, limits, device);
     const KernelCacheStats stats = kernel_cache_stats();
     fmt::print("\n{:.1f} s; kernel cache {}: {} kernels emitted by LLVM, {} taken from the cache{}\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), kernel_cache_directory(),
