@@ -65,6 +65,14 @@ class ConvEmitter : public TiledKernelBuilder {
   struct Address {
     Value *ptr, *valid;
   };
+  // Where an output pixel's window starts in the input: its base offset and (h0, w0).
+  struct PixelOrigin {
+    Value *base, *h0, *w0;
+  };
+  PixelOrigin pixel_origin(Value* pixel);
+  // The input tap of a pixel at LUT entry `entry`, pointing at the input's first element where it
+  // lies outside the image or, given reduction index `j`, past k_end.
+  Address input_tap(const PixelOrigin& origin, Value* entry, Value* j = nullptr);
   Address input_address(size_t slot, Value* k0, bool predicated);
   Address filter_address(size_t slot, Value* k0, bool predicated);
   void load_tile(Value* tile, bool predicated) override;
@@ -81,7 +89,8 @@ class ConvEmitter : public TiledKernelBuilder {
 
   Value *O_, *I_, *F_, *LUT_, *bias_, *alpha_, *beta_;
   Value *bm_, *bn_, *kz_;
-  std::vector<Value*> a_base_, a_h0_, a_w0_, a_k_;  // per input slot
+  std::vector<PixelOrigin> a_origin_;  // per input slot
+  std::vector<Value*> a_k_;
   std::vector<Value*> b_offset_, b_k_;              // per filter slot
 };
 
@@ -96,19 +105,33 @@ Value* ConvEmitter::output_pixel_offset(const Pixel& px) {
   return b_.CreateAdd(term(px.n, os[0]), b_.CreateAdd(term(px.p, os[2]), term(px.q, os[3])));
 }
 
-// Input slot `s` at reduction index j: its LUT entry gives the tap's offset and (dh, dw); taps
-// outside the image (padding, the LUT's tail padding, and past k_end where `predicated`) are not
-// `inside` and point at the input's first element.
+ConvEmitter::PixelOrigin ConvEmitter::pixel_origin(Value* pixel) {
+  const auto& is = v_.input_strides;
+  Pixel px = decompose(pixel);
+  Value* h0 = b_.CreateSub(b_.CreateMul(px.p, c32(v_.stride_h)), c32(v_.pad_h));
+  Value* w0 = b_.CreateSub(b_.CreateMul(px.q, c32(v_.stride_w)), c32(v_.pad_w));
+  Value* base = b_.CreateAdd(b_.CreateMul(px.n, c32(is[0])),
+                             b_.CreateAdd(b_.CreateMul(h0, c32(is[2])), b_.CreateMul(w0, c32(is[3]))));
+  return {base, h0, w0};
+}
+
+// The LUT entry gives the tap's offset and (dh, dw); taps outside the image (padding, and the
+// LUT's tail padding) are not `inside`.
+ConvEmitter::Address ConvEmitter::input_tap(const PixelOrigin& origin, Value* entry, Value* j) {
+  Value* h = b_.CreateAdd(origin.h0, b_.CreateExtractElement(entry, c32(1)));
+  Value* w = b_.CreateAdd(origin.w0, b_.CreateExtractElement(entry, c32(2)));
+  Value* inside = b_.CreateAnd(b_.CreateICmpULT(h, c32(v_.h)), b_.CreateICmpULT(w, c32(v_.w)));
+  if (j) inside = b_.CreateAnd(inside, b_.CreateICmpSLT(j, k_end_));
+  Value* offset = b_.CreateSelect(inside, b_.CreateAdd(origin.base, b_.CreateExtractElement(entry, c32(0))), c32(0));
+  return {gep(elem_, I_, b_.CreateZExt(offset, i64_)), inside};
+}
+
+// Input slot `s` at reduction index j, not inside past k_end where `predicated`.
 ConvEmitter::Address ConvEmitter::input_address(size_t s, Value* k0, bool predicated) {
   auto* lut_type = llvm::FixedVectorType::get(i32_, 4);
   Value* j = b_.CreateAdd(k0, a_k_[s]);
   Value* entry = b_.CreateAlignedLoad(lut_type, gep(lut_type, LUT_, j), llvm::Align(16));
-  Value* h = b_.CreateAdd(a_h0_[s], b_.CreateExtractElement(entry, c32(1)));
-  Value* w = b_.CreateAdd(a_w0_[s], b_.CreateExtractElement(entry, c32(2)));
-  Value* inside = b_.CreateAnd(b_.CreateICmpULT(h, c32(v_.h)), b_.CreateICmpULT(w, c32(v_.w)));
-  if (predicated) inside = b_.CreateAnd(inside, b_.CreateICmpSLT(j, k_end_));
-  Value* offset = b_.CreateSelect(inside, b_.CreateAdd(a_base_[s], b_.CreateExtractElement(entry, c32(0))), c32(0));
-  return {gep(elem_, I_, b_.CreateZExt(offset, i64_)), inside};
+  return input_tap(a_origin_[s], entry, predicated ? j : nullptr);
 }
 
 // Filter slot `s`: a strided matrix over (j, k), j clamped to k_begin past k_end where `predicated`.
@@ -129,7 +152,7 @@ ConvEmitter::Address ConvEmitter::filter_address(size_t s, Value* k0, bool predi
 void ConvEmitter::load_tile(Value* tile, bool predicated) {
   Value* k0 = b_.CreateAdd(k_begin_, b_.CreateMul(tile, c32(g_.u)));
   llvm::Type* in_type = vec(elem_, p_.vi);
-  for (size_t s = 0; s < a_base_.size(); ++s) {
+  for (size_t s = 0; s < a_origin_.size(); ++s) {
     Address a = input_address(s, k0, predicated);
     Value* value = b_.CreateAlignedLoad(in_type, a.ptr, llvm::Align(p_.vi * l_.elem));
     b_.CreateStore(b_.CreateSelect(a.valid, value, zero(in_type)), pre_a_[s]);
@@ -181,31 +204,21 @@ void ConvEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
 void ConvEmitter::recompute_nan_cells() {
   if (p_.tc != 1 || v_.dtype != ir::DType::f32) return;
   recompute_nan_cells_with([&] {
-    const auto& is = v_.input_strides;
-    std::vector<Value*> base, h0, w0, filter_offset;
-    for (int i = 0; i < cell_rows(); ++i) {
-      Pixel px = decompose(min32(b_.CreateAdd(b_.CreateMul(bm_, c32(g_.ml)), cell_row(i)), c32(npq_ - 1)));
-      h0.push_back(b_.CreateSub(b_.CreateMul(px.p, c32(v_.stride_h)), c32(v_.pad_h)));
-      w0.push_back(b_.CreateSub(b_.CreateMul(px.q, c32(v_.stride_w)), c32(v_.pad_w)));
-      base.push_back(b_.CreateAdd(b_.CreateMul(px.n, c32(is[0])),
-                                  b_.CreateAdd(b_.CreateMul(h0.back(), c32(is[2])), b_.CreateMul(w0.back(), c32(is[3])))));
-    }
+    std::vector<PixelOrigin> origins;
+    std::vector<Value*> filter_offset;
+    for (int i = 0; i < cell_rows(); ++i)
+      origins.push_back(pixel_origin(min32(b_.CreateAdd(b_.CreateMul(bm_, c32(g_.ml)), cell_row(i)), c32(npq_ - 1))));
     for (int j = 0; j < cell_columns(); ++j) {
       Value* k = b_.CreateSExt(min32(b_.CreateAdd(b_.CreateMul(bn_, c32(g_.nl)), cell_column(j)), c32(v_.k - 1)), i64_);
       filter_offset.push_back(f_k_ ? k : b_.CreateMul(k, c64(v_.filter_strides[0])));
     }
-    return [this, base, h0, w0, filter_offset](Value* j) {
+    return [this, origins, filter_offset](Value* j) {
       auto* lut_type = llvm::FixedVectorType::get(i32_, 4);
       Value* entry = b_.CreateAlignedLoad(lut_type, gep(lut_type, LUT_, j), llvm::Align(16));
-      Value* dh = b_.CreateExtractElement(entry, c32(1));
-      Value* dw = b_.CreateExtractElement(entry, c32(2));
       CellOperands out;
-      for (std::size_t i = 0; i < base.size(); ++i) {
-        Value* inside = b_.CreateAnd(b_.CreateICmpULT(b_.CreateAdd(h0[i], dh), c32(v_.h)),
-                                     b_.CreateICmpULT(b_.CreateAdd(w0[i], dw), c32(v_.w)));
-        Value* offset = b_.CreateSelect(inside, b_.CreateAdd(base[i], b_.CreateExtractElement(entry, c32(0))), c32(0));
-        Value* x = b_.CreateLoad(elem_, gep(elem_, I_, b_.CreateZExt(offset, i64_)));
-        out.rows.push_back(b_.CreateSelect(inside, x, zero(elem_)));
+      for (const PixelOrigin& origin : origins) {
+        Address a = input_tap(origin, entry);
+        out.rows.push_back(b_.CreateSelect(a.valid, b_.CreateLoad(elem_, a.ptr), zero(elem_)));
       }
       Value* j_offset = b_.CreateSExt(j, i64_);
       if (f_k_) j_offset = b_.CreateMul(j_offset, c64(fj_));
@@ -296,21 +309,12 @@ void ConvEmitter::emit_main() {
     Value* lane = b_.CreateMul(b_.CreateURem(tid_, c32(g_.la)), c32(g_.va));
     Value* row = b_.CreateUDiv(tid_, c32(g_.la));
     slots_a_ = slots(l_.ca, l_.oa, g_.la, g_.va);
-    const auto& is = v_.input_strides;
     for (const LoadSlot& slot : slots_a_) {
       Value* c = b_.CreateAdd(c32(slot.c), lane);
       Value* o = b_.CreateAdd(c32(slot.o), row);
       Value* local_pixel = in_red_ ? o : c;
       Value* pixel = b_.CreateAdd(b_.CreateMul(bm_, c32(g_.ml)), local_pixel);
-      pixel = min32(pixel, c32(npq_ - (in_red_ ? 1 : g_.va)));
-      Pixel px = decompose(pixel);
-      Value* h0 = b_.CreateSub(b_.CreateMul(px.p, c32(v_.stride_h)), c32(v_.pad_h));
-      Value* w0 = b_.CreateSub(b_.CreateMul(px.q, c32(v_.stride_w)), c32(v_.pad_w));
-      Value* base = b_.CreateAdd(b_.CreateMul(px.n, c32(is[0])),
-                                 b_.CreateAdd(b_.CreateMul(h0, c32(is[2])), b_.CreateMul(w0, c32(is[3]))));
-      a_base_.push_back(base);
-      a_h0_.push_back(h0);
-      a_w0_.push_back(w0);
+      a_origin_.push_back(pixel_origin(min32(pixel, c32(npq_ - (in_red_ ? 1 : g_.va)))));
       a_k_.push_back(in_red_ ? c : o);
       pre_a_.push_back(local(vec(elem_, g_.va), "prefetch_input"));
     }
