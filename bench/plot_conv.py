@@ -19,8 +19,10 @@ def main():
     dst = sys.argv[2] if len(sys.argv) > 2 else src.rsplit(".", 1)[0] + ".png"
     with open(src) as f:
         rows = list(csv.DictReader(f))
+    # A run filtered to some rows (--benchmark_filter) writes zeros for the others.
+    rows = [r for r in rows if float(r["isaac_tflops"]) > 0 or float(r["cudnn_tflops"]) > 0]
     if not rows:
-        sys.exit(f"{src} has no rows")
+        sys.exit(f"{src} has no timed rows")
     dtypes = sorted({r["dtype"] for r in rows}, key=lambda d: ["f32", "f16", "f64"].index(d) if d in ["f32", "f16", "f64"] else 9)
     fig, axes = plt.subplots(len(dtypes), 1, figsize=(13, 4.2 * len(dtypes)), squeeze=False)
     for ax, dt in zip(axes[:, 0], dtypes):

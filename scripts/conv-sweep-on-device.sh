@@ -6,7 +6,7 @@
 #   conv-sweep-winners.csv, h100-conv.csv, conv-run.json, sweep.log.
 # Environment: SWEEP_DTYPES (default f32,f16), SWEEP_SECONDS (default 330; 0: no sweep),
 #   CANDIDATES (random sample per problem and dtype, default 150), WINOGRAD (WG=1 sets sampled per
-#   problem and dtype besides, default 60), MODEL_SEEDS (default 8), REFINE_TOP (default 4),
+#   problem and dtype besides, default 60), WGMMA (TC=2 sets likewise, f16 on sm_90, default 60), MODEL_SEEDS (default 8), REFINE_TOP (default 4),
 #   RUN_SECONDS (default 200; 0: no run).
 set -uo pipefail
 out=${OUT:?set OUT to the folder that receives the results}
@@ -17,7 +17,7 @@ cp bench/results/conv-sweep-winners.csv "$out/conv-sweep-winners.csv"
 if [[ ${SWEEP_SECONDS:-330} != 0 ]]; then
   echo "=== conv sweep $(date -u +%T) ==="
   timeout -k 10 $((${SWEEP_SECONDS:-330} + 60)) "$bin/isaac-bench-conv" sweep --dtypes "${SWEEP_DTYPES:-f32,f16}" \
-    --candidates "${CANDIDATES:-150}" --winograd "${WINOGRAD:-60}" --model-seeds "${MODEL_SEEDS:-8}" --refine-top "${REFINE_TOP:-4}" --budget "${SWEEP_SECONDS:-330}" --out "$out/conv-sweep-winners.csv" \
+    --candidates "${CANDIDATES:-150}" --winograd "${WINOGRAD:-60}" --wgmma "${WGMMA:-60}" --model-seeds "${MODEL_SEEDS:-8}" --refine-top "${REFINE_TOP:-4}" --budget "${SWEEP_SECONDS:-330}" --out "$out/conv-sweep-winners.csv" \
     > "$out/sweep.log" 2>&1
   echo "sweep exit $?"
   grep -E "^\[|sweep:" "$out/sweep.log" | cut -c1-260

@@ -12,8 +12,7 @@
 namespace isaac::bench {
 
 
-CudnnBest cudnn_best(cudnnHandle_t handle, const Problem& pr, ir::DType t, cudnnTensorFormat_t format,
-                     const runtime::Stream& stream) {
+CudnnBest cudnn_best(const Problem& pr, ir::DType t, cudnnTensorFormat_t format, const runtime::Stream& stream) {
   ir::Conv v = make_conv(pr, t, format == CUDNN_TENSOR_NCHW ? ir::ImageLayout::nchw : ir::ImageLayout::nhwc,
                          format == CUDNN_TENSOR_NCHW ? ir::FilterLayout::kcrs : ir::FilterLayout::krsc);
   cudnnDataType_t data = t == ir::DType::f16 ? CUDNN_DATA_HALF : t == ir::DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
@@ -29,36 +28,44 @@ CudnnBest cudnn_best(cudnnHandle_t handle, const Problem& pr, ir::DType t, cudnn
   CUDNN_CHECK(cudnnSetTensor4dDescriptor(y, format, data, v.n, v.k, v.p, v.q));
   CUDNN_CHECK(cudnnSetFilter4dDescriptor(w, data, format, v.k, v.c, v.r, v.s));
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, compute));
-  // FP32: FMA math, no TF32 (isaac computes in FP32 FFMA); f16: tensor cores allowed.
-  CUDNN_CHECK(cudnnSetConvolutionMathType(conv, t == ir::DType::f16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   Operands ops(v);
   std::size_t ws_bytes = std::size_t(512) << 20;
   runtime::Buffer ws(ws_bytes);
-  cudnnConvolutionFwdAlgoPerf_t perf[16];
-  int returned = 0;
-  CUDNN_CHECK(cudnnSetStream(handle, static_cast<cudaStream_t>(stream.handle())));
-  CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-      handle, x, reinterpret_cast<void*>(ops.in.ptr()), w, reinterpret_cast<void*>(ops.filter.ptr()), conv, y,
-      reinterpret_cast<void*>(ops.out.ptr()), 16, &returned, perf, reinterpret_cast<void*>(ws.ptr()), ws_bytes));
-  CudnnBest best{1e30, "none"};
   float one = 1, zero = 0;
   double one64 = 1, zero64 = 0;
   const void* alpha = t == ir::DType::f64 ? static_cast<const void*>(&one64) : &one;
   const void* beta = t == ir::DType::f64 ? static_cast<const void*>(&zero64) : &zero;
-  for (int i = 0; i < returned; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ws_bytes) continue;
-    if (t != ir::DType::f16 && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
-    auto timing = runtime::time_on_stream(
-        [&](const runtime::Stream&) {
-          CUDNN_CHECK(cudnnConvolutionForward(handle, alpha, x, reinterpret_cast<void*>(ops.in.ptr()), w,
-                                              reinterpret_cast<void*>(ops.filter.ptr()), conv, perf[i].algo,
-                                              reinterpret_cast<void*>(ws.ptr()), ws_bytes, beta, y,
-                                              reinterpret_cast<void*>(ops.out.ptr())));
-        },
-        stream);
-    if (timing.median_ms < best.ms)
-      best = {timing.median_ms, fmt::format("{} algo {}", format == CUDNN_TENSOR_NCHW ? "NCHW" : "NHWC",
-                                            static_cast<int>(perf[i].algo))};
+  CudnnBest best{1e30, "none"};
+  for (int find = 0; find < cudnn_finds; ++find) {
+    // FP32: FMA math, no TF32 (isaac computes in FP32 FFMA); f16: tensor cores allowed.
+    CUDNN_CHECK(cudnnSetConvolutionMathType(conv, t == ir::DType::f16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    cudnnHandle_t handle;
+    CUDNN_CHECK(cudnnCreate(&handle));
+    cudnnConvolutionFwdAlgoPerf_t perf[16];
+    int returned = 0;
+    CUDNN_CHECK(cudnnSetStream(handle, static_cast<cudaStream_t>(stream.handle())));
+    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+        handle, x, reinterpret_cast<void*>(ops.in.ptr()), w, reinterpret_cast<void*>(ops.filter.ptr()), conv, y,
+        reinterpret_cast<void*>(ops.out.ptr()), 16, &returned, perf, reinterpret_cast<void*>(ws.ptr()), ws_bytes));
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ws_bytes) continue;
+      if (t != ir::DType::f16 && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
+      // f16: the math type that Find timed this algorithm with (the descriptor's may differ from it);
+      // f32 and f64 stay on FMA math, without TF32.
+      if (t == ir::DType::f16) CUDNN_CHECK(cudnnSetConvolutionMathType(conv, perf[i].mathType));
+      auto timing = runtime::time_on_stream(
+          [&](const runtime::Stream&) {
+            CUDNN_CHECK(cudnnConvolutionForward(handle, alpha, x, reinterpret_cast<void*>(ops.in.ptr()), w,
+                                                reinterpret_cast<void*>(ops.filter.ptr()), conv, perf[i].algo,
+                                                reinterpret_cast<void*>(ws.ptr()), ws_bytes, beta, y,
+                                                reinterpret_cast<void*>(ops.out.ptr())));
+          },
+          stream);
+      if (timing.median_ms < best.ms)
+        best = {timing.median_ms, fmt::format("{} algo {}", format == CUDNN_TENSOR_NCHW ? "NCHW" : "NHWC",
+                                              static_cast<int>(perf[i].algo))};
+    }
+    cudnnDestroy(handle);
   }
   cudnnDestroyTensorDescriptor(x);
   cudnnDestroyTensorDescriptor(y);

@@ -26,8 +26,10 @@ struct CudnnBest {
   std::string how;
 };
 
-// The best cuDNN time for the problem in `format` (NCHW or NHWC, filters in the matching KCRS/KRSC).
-CudnnBest cudnn_best(cudnnHandle_t handle, const Problem& pr, ir::DType t, cudnnTensorFormat_t format,
-                     const runtime::Stream& stream);
+// The best cuDNN time for the problem in `format` (NCHW or NHWC, filters in the matching KCRS/KRSC):
+// the fastest algorithm of cudnn_finds searches, each on a handle of its own. One search's choice
+// within an algorithm moved cuDNN's f16 times by up to 4x between processes on the H200 (round 39).
+inline constexpr int cudnn_finds = 3;
+CudnnBest cudnn_best(const Problem& pr, ir::DType t, cudnnTensorFormat_t format, const runtime::Stream& stream);
 
 }  // namespace isaac::bench

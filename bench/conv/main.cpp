@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--winograd-product", sweep_options.winograd_product,
                         "WG=2 (Winograd F(4x4) with a batched GEMM) sets sampled per problem and dtype besides, where "
                         "it applies");
+  sweep_cmd->add_option("--wgmma", sweep_options.wgmma,
+                        "TC=2 (wgmma) sets sampled per problem and dtype besides, where they apply (f16 on sm_90): "
+                        "a small share of conv_space, which the random sample seldom reaches");
   sweep_cmd->add_option("--refine-top", sweep_options.refine_top,
                         "hill climbing: the fastest sets whose neighbours each round tries");
   sweep_cmd->add_option("--budget", sweep_options.budget_s, "seconds");

@@ -16,6 +16,7 @@ struct SweepOptions {
   int refine_top = 4;    // the fastest sets whose neighbours each hill-climbing round tries
   int winograd = 60;     // WG=1 sets sampled per problem and dtype besides, where Winograd applies
   int winograd_product = 60;  // WG=2 sets likewise
+  int wgmma = 60;             // TC=2 sets likewise, where the device has wgmma (f16 on sm_90)
   double budget_s = 600;
 };
 int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& dtypes, const SweepOptions& options,

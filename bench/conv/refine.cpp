@@ -22,10 +22,13 @@ std::vector<lower::ConvParams> conv_neighbours(const ir::Conv& v, const lower::C
       q.*f = scaled(p.*f, step);
       if (q.*f >= 1) keep(q);
     }
-  for (int P::*f : {&P::db, &P::tc}) {
+  P flipped = p;
+  flipped.db = 1 - p.db;
+  keep(flipped);
+  for (int tc : {0, 1, 2}) {  // the other kinds of kernel, where the space has them
     P q = p;
-    q.*f = 1 - p.*f;
-    keep(q);
+    q.tc = tc;
+    if (tc != p.tc) keep(q);
   }
   // Two at once: block and thread tile together (threads unchanged), and the tiles' shapes.
   auto two = [&](int P::*f1, int s1, int P::*f2, int s2) {

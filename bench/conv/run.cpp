@@ -65,8 +65,6 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
              "f64 peak taken as half of it; f16 tensor-core peak {:.1f} TFLOP/s\n",
              bandwidth, ffma_peak, info.sm_count, info.clock_khz / 1000, tensor_peak);
   const std::vector<ConvWinner> winners = read_winners(problems, winners_path);
-  cudnnHandle_t handle;
-  CUDNN_CHECK(cudnnCreate(&handle));
   fmt::print("cuDNN {}\n", cudnnGetVersion());
   std::vector<Row> rows;
   std::vector<std::unique_ptr<CompiledConv>> kernels;
@@ -105,7 +103,7 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
           CudnnBest best{1e30, ""};
           for (auto format : {CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NHWC}) {
             try {
-              auto b = cudnn_best(handle, problem, t, format, stream);
+              auto b = cudnn_best(problem, t, format, stream);
               if (b.ms < best.ms) best = b;
             } catch (const std::exception& e) {
               fmt::print("  cuDNN {} {}: {}\n", format == CUDNN_TENSOR_NCHW ? "NCHW" : "NHWC", problem.name, e.what());
@@ -143,7 +141,6 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
                v.size(), *std::min_element(v.begin(), v.end()));
   }
   fmt::print("wrote {}\n", csv_path);
-  cudnnDestroy(handle);
   return rows.empty() ? 1 : 0;
 }
 }  // namespace isaac::bench

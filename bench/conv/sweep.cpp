@@ -1,6 +1,7 @@
 // isaac-bench-conv sweep: brute force over the three layouts. Per problem and dtype: seeds (the
 // earlier winner in the output file and the shipped model's best sets per layout), a random sample
-// of conv_space and of winograd_space and winograd_product_space (where Winograd applies), then hill climbing from the fastest sets (refine.hpp) until the job's share of the
+// of conv_space, of its wgmma sets, and of winograd_space and winograd_product_space (where Winograd
+// applies), then hill climbing from the fastest sets (refine.hpp) until the job's share of the
 // budget is spent or no neighbour is left untried.
 #include "modes.hpp"
 #include "refine.hpp"
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -133,6 +135,10 @@ int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& 
         auto space = lower::conv_space(v, {}, limits);
         std::shuffle(space.begin(), space.end(), rng);
         for (int i = 0; i < options.candidates / 3 && i < static_cast<int>(space.size()); ++i) add(v, space[i]);
+        std::vector<lower::ConvParams> wgmma;
+        std::copy_if(space.begin(), space.end(), std::back_inserter(wgmma),
+                     [](const lower::ConvParams& p) { return p.tc == 2; });
+        for (int i = 0; i < options.wgmma / 3 && i < static_cast<int>(wgmma.size()); ++i) add(v, wgmma[i]);
         auto winograd = lower::winograd_space(v, {}, limits);
         std::shuffle(winograd.begin(), winograd.end(), rng);
         for (int i = 0; i < options.winograd / 3 && i < static_cast<int>(winograd.size()); ++i) add(v, winograd[i]);

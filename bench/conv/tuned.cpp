@@ -131,8 +131,6 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
   }
   if (rows.empty()) throw InvalidArgument(winners_path + " lists no problem of the problem list");
 
-  cudnnHandle_t handle;
-  CUDNN_CHECK(cudnnCreate(&handle));
   for (auto& owned : rows) {
     Row* r = owned.get();
     const double flops = lower::conv_flops(r->conv);
@@ -154,12 +152,12 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
           ->UseManualTime()
           ->Iterations(1);
     benchmark::RegisterBenchmark(fmt::format("cudnn/{}/{}", r->dtype, r->pr.name).c_str(),
-                                 [r, flops, handle, &stream](benchmark::State& state) {
+                                 [r, flops, &stream](benchmark::State& state) {
                                    r->operands.reset();
                                    CudnnBest best{1e30, ""};
                                    for (auto _ : state) {
                                      for (auto format : {CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NHWC}) try {
-                                         auto b = cudnn_best(handle, r->pr, r->conv.dtype, format, stream);
+                                         auto b = cudnn_best(r->pr, r->conv.dtype, format, stream);
                                          if (b.ms < best.ms) best = b;
                                        } catch (const std::exception& e) {
                                          r->errors[cudnn] += e.what();
@@ -177,7 +175,6 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  cudnnDestroy(handle);
 
   std::ofstream out(csv_path);
   if (!out) throw InvalidArgument("cannot write " + csv_path);

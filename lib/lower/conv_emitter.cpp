@@ -168,18 +168,21 @@ void ConvEmitter::load_tile(Value* tile, bool predicated) {
 
 // TC=1: each slot's vector goes straight to its place in the shared tile, as in the GEMM template;
 // padding taps and what lies past k_end are zero-filled by the copy. Vectors under 4 bytes (single
-// f16 elements) are loaded and stored by the thread.
+// f16 elements) are loaded and stored by the thread. TC=2: each vector is a 16-byte chunk of a
+// swizzled row (wgmma_offset), as in the GEMM template.
 void ConvEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
   Value* k0 = b_.CreateAdd(k_begin_, b_.CreateMul(tile, c32(g_.u)));
   auto copy = [&](const std::vector<LoadSlot>& slots, int along, int vector, int region, int stage_size, int pitch,
-                  const std::function<Address(size_t)>& address) {
-    Value* lane = b_.CreateMul(b_.CreateURem(tid_, c32(along)), c32(vector));
-    Value* row = b_.CreateUDiv(tid_, c32(along));
+                  bool k_contiguous, int width, const std::function<Address(size_t)>& address) {
+    auto [lane, row] = load_position(along, vector);
     Value* base = b_.CreateAdd(c32(region), b_.CreateMul(buffer, c32(stage_size)));
     const int bytes = vector * l_.elem;
     for (size_t s = 0; s < slots.size(); ++s) {
-      Value* index = b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(c32(slots[s].o), row), c32(pitch)),
-                                                     b_.CreateAdd(c32(slots[s].c), lane)));
+      Value* c = b_.CreateAdd(c32(slots[s].c), lane);
+      Value* r = b_.CreateAdd(c32(slots[s].o), row);
+      Value* in_tile = g_.tc == 2 ? (k_contiguous ? wgmma_offset(r, c, true, width) : wgmma_offset(c, r, false, width))
+                                  : b_.CreateAdd(b_.CreateMul(r, c32(pitch)), c);
+      Value* index = b_.CreateAdd(base, in_tile);
       Address a = address(s);
       if (bytes < 4) {
         Value* value = b_.CreateAlignedLoad(elem_, a.ptr, llvm::Align(l_.elem));
@@ -191,9 +194,9 @@ void ConvEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
       async_copy(b_.CreatePtrToInt(gep(elem_, smem_, index), i64_), a.ptr, bytes, source_bytes);
     }
   };
-  copy(slots_a_, g_.la, g_.va, 0, l_.stage_a, l_.pitch_a,
+  copy(slots_a_, g_.la, g_.va, 0, l_.stage_a, l_.pitch_a, in_red_, wgmma_width(in_red_, 64),
        [&](size_t s) { return input_address(s, k0, predicated); });
-  copy(slots_b_, g_.lb, g_.vb, l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b,
+  copy(slots_b_, g_.lb, g_.vb, l_.stages * l_.stage_a, l_.stage_b, l_.pitch_b, !f_k_, wgmma_width(!f_k_, 16 * g_.ns),
        [&](size_t s) { return filter_address(s, k0, predicated); });
 }
 
@@ -231,14 +234,15 @@ void ConvEmitter::recompute_nan_cells() {
 void ConvEmitter::epilogue() {
   Value* m0 = b_.CreateMul(bm_, c32(g_.ml));
   Value* n0 = b_.CreateMul(bn_, c32(g_.nl));
-  // Per pixel of the thread tile: its output offset and whether it exists; per filter likewise.
+  // Per pixel of the thread's cells: its output offset and whether it exists; per filter likewise.
+  const int rows = cell_rows(), columns = cell_columns();
   std::vector<Value*> pixel_offset, pixel_ok, filter, filter_ok;
-  for (int i = 0; i < g_.ms; ++i) {
+  for (int i = 0; i < rows; ++i) {
     Value* m = b_.CreateAdd(m0, cell_row(i));
     pixel_ok.push_back(b_.CreateICmpULT(m, c32(npq_)));
     pixel_offset.push_back(output_pixel_offset(decompose(min32(m, c32(npq_ - 1)))));
   }
-  for (int j = 0; j < g_.ns; ++j) {
+  for (int j = 0; j < columns; ++j) {
     Value* k = b_.CreateAdd(n0, cell_column(j));
     filter_ok.push_back(b_.CreateICmpULT(k, c32(v_.k)));
     filter.push_back(min32(k, c32(v_.k - 1)));
@@ -248,24 +252,24 @@ void ConvEmitter::epilogue() {
     return gep(elem_, O_, offset);
   };
   if (p_.cg > 1) {  // atomic: O was set to beta * O + bias beforehand
-    for (int j = 0; j < g_.ns; ++j)
-      for (int i = 0; i < g_.ms; ++i) {
-        Value* acc = b_.CreateLoad(acc_, acc_cells_[i * g_.ns + j]);
+    for (int j = 0; j < columns; ++j)
+      for (int i = 0; i < rows; ++i) {
+        Value* acc = b_.CreateLoad(acc_, acc_cells_[i * columns + j]);
         predicated("red", out_ptr(i, j), to_elem(b_.CreateFMul(alpha_, acc)), b_.CreateAnd(pixel_ok[i], filter_ok[j]));
       }
     return;
   }
-  std::vector<Value*> bias(g_.ns, nullptr);
+  std::vector<Value*> bias(columns, nullptr);
   if (epi_.bias)
-    for (int j = 0; j < g_.ns; ++j)
+    for (int j = 0; j < columns; ++j)
       bias[j] = to_scalar(b_.CreateAlignedLoad(elem_, gep(elem_, bias_, b_.CreateZExt(filter[j], i64_)),
                                                llvm::Align(l_.elem)));
   // beta = 0 must not read O: it may hold NaNs.
   auto write = [&](bool read_o) {
-    for (int j = 0; j < g_.ns; ++j)
-      for (int i = 0; i < g_.ms; ++i) {
+    for (int j = 0; j < columns; ++j)
+      for (int i = 0; i < rows; ++i) {
         Value* ptr = out_ptr(i, j);  // clamped coordinates: always a valid address
-        Value* value = b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * g_.ns + j]));
+        Value* value = b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * columns + j]));
         if (read_o)
           value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_},
                                      {beta_, to_scalar(b_.CreateAlignedLoad(elem_, ptr, llvm::Align(l_.elem))), value});
@@ -306,8 +310,7 @@ void ConvEmitter::emit_main() {
   // Input slots: the pixel (clamped: rows past the edge re-read the last pixel; their results are
   // never stored), its base offset and (h0, w0).
   {
-    Value* lane = b_.CreateMul(b_.CreateURem(tid_, c32(g_.la)), c32(g_.va));
-    Value* row = b_.CreateUDiv(tid_, c32(g_.la));
+    auto [lane, row] = load_position(g_.la, g_.va);
     slots_a_ = slots(l_.ca, l_.oa, g_.la, g_.va);
     for (const LoadSlot& slot : slots_a_) {
       Value* c = b_.CreateAdd(c32(slot.c), lane);
@@ -321,8 +324,7 @@ void ConvEmitter::emit_main() {
   }
   // Filter slots: the clamped filter part of the address.
   {
-    Value* lane = b_.CreateMul(b_.CreateURem(tid_, c32(g_.lb)), c32(g_.vb));
-    Value* row = b_.CreateUDiv(tid_, c32(g_.lb));
+    auto [lane, row] = load_position(g_.lb, g_.vb);
     slots_b_ = slots(l_.cb, l_.ob, g_.lb, g_.vb);
     for (const LoadSlot& slot : slots_b_) {
       Value* c = b_.CreateAdd(c32(slot.c), lane);
@@ -378,8 +380,11 @@ ConvKernel emit_conv(const ir::Conv& v, const ConvParams& p, const Target& targe
     throw InvalidArgument("CG > 1 needs N*P*Q*K below 2^31 (the prepare kernel's index)");
   if (p.wg) return emit_winograd_conv(v, p, target, epilogue);
   auto start = std::chrono::steady_clock::now();
+  // wgmma exists only in sm_90a's PTX; the legality check above admits TC=2 for sm_90 alone.
+  Target target_for_params = target;
+  if (p.tc == 2) target_for_params.arch_specific = true;
   llvm::LLVMContext ctx;
-  auto module = make_nvptx_module(ctx, "isaac_conv", target);
+  auto module = make_nvptx_module(ctx, "isaac_conv", target_for_params);
   ConvKernel kernel;
   {
     ConvEmitter main(*module, v, p, epilogue, target.sm);
@@ -391,7 +396,7 @@ ConvKernel emit_conv(const ir::Conv& v, const ConvParams& p, const Target& targe
     helper.emit_prepare();
     kernel.prepare_name = helper.name() + "_prepare";
   }
-  kernel.ptx = compile_to_ptx(*module, target, Optimisation::full);
+  kernel.ptx = compile_to_ptx(*module, target_for_params, Optimisation::full);
   kernel.overlaps_previous = target.sm >= 90;
   kernel.threads = p.threads();
   kernel.shared_bytes =

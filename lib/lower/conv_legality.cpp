@@ -311,6 +311,12 @@ Legality check_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogu
                             p.vi);
     // Vectors run along c (NHWC) or n (CHWN): that extent, every other input stride, and the
     // address must be multiples of the vector.
+    // An NHWC input's vector is VI channels of one tap, which are consecutive reduction indices only
+    // in a KRSC filter's (r, s, c) order; KCRS and CRSK order the reduction (c, r, s), s fastest.
+    if (in_red && !rsc_order(v))
+      return no<Explain>("VI={} must be 1 for an NHWC input with a {} filter: the reduction runs (c, r, s), so "
+                         "consecutive reduction indices are taps, not channels (a KRSC filter puts c fastest)",
+                         p.vi, ir::name(v.filter_layout));
     std::int64_t extent = in_red ? v.c : v.n;
     const char* axis = in_red ? "C" : "N";
     if (!in_red && is[0] != 1)
@@ -423,8 +429,9 @@ double conv_flops(const ir::Conv& v) {
 namespace {
 
 // The search space's lists of values.
+// U = 64 for TC=2 alone, as in the GEMM space: a wgmma stage of 16 is short.
 constexpr int tiles[] = {16, 32, 64, 128, 256}, thread_tiles[] = {1, 2, 4, 8, 16}, warp_groups[] = {1, 2, 4},
-              depths[] = {4, 8, 16, 32}, steps[] = {1, 2}, vectors[] = {1, 2, 4, 8}, buffers[] = {0, 1},
+              depths[] = {4, 8, 16, 32, 64}, steps[] = {1, 2}, vectors[] = {1, 2, 4, 8}, buffers[] = {0, 1},
               splits[] = {1, 2, 4, 8, 16};
 
 template <std::size_t N>
@@ -432,12 +439,15 @@ bool listed(const int (&list)[N], int v) {
   return std::find(std::begin(list), std::end(list), v) != std::end(list);
 }
 
-// Tensor cores where the template has them for this dtype and device.
+// Tensor cores where the template has them for this dtype and device: mma.sync (TC=1) from sm_80,
+// and for f16 on sm_90 wgmma (TC=2).
 std::vector<int> tensor_core_choices(const ir::Conv& problem, const DeviceLimits& device) {
   bool mma = (problem.dtype == ir::DType::f16 || problem.dtype == ir::DType::f64 ||
               (problem.dtype == ir::DType::f32 && device.f32_tensor_cores)) &&
              device.sm >= 80;
-  return mma ? std::vector<int>{0, 1} : std::vector<int>{0};
+  if (!mma) return {0};
+  if (problem.dtype == ir::DType::f16 && device.sm == 90) return {0, 1, 2};
+  return {0, 1};
 }
 
 // The most threads (a power of two dividing the block) side by side along a tile's contiguous axis.
@@ -460,7 +470,8 @@ void fit_conv_load_layouts(const ir::Conv& problem, ConvParams& p) {
     p.li = p.lf = 0;
     return;
   }
-  int threads = p.threads();
+  // TC=2 copies eight rows per group of eight threads (TiledKernelBuilder::load_position).
+  int threads = p.tc == 2 ? p.threads() / 8 : p.threads();
   p.li = widest(conv_input_reduction_contiguous(problem) ? p.u : p.pl, p.vi, threads);
   p.lf = widest(conv_filter_k_contiguous(problem) ? p.kl : p.u, p.vf, threads);
 }
@@ -475,6 +486,7 @@ std::optional<std::string> outside_conv_space(const ir::Conv& problem, const Con
       !listed(vectors, p.vf) || !listed(buffers, p.db) || !listed(splits, p.cg) ||
       std::find(tc.begin(), tc.end(), p.tc) == tc.end())
     return fmt::format("{}: a value outside conv_space's lists", p.str());
+  if (p.u == 64 && p.tc != 2) return fmt::format("U=64: conv_space has it for TC=2 alone");
   if (p.threads() < 64) return fmt::format("{} threads: conv_space starts at 64", p.threads());
   ConvParams fitted = p;
   fit_conv_load_layouts(problem, fitted);
@@ -496,7 +508,8 @@ std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& 
               p.pl = pl, p.kl = kl, p.ps = ps, p.ks = ks, p.cl = cl, p.tc = tc;
               int threads = p.threads();
               if (threads % 32 || threads > device.max_threads_per_block || threads < 64) continue;
-              for (int u : depths)
+              for (int u : depths) {
+                if (u == 64 && tc != 2) continue;
                 for (int cs : steps)
                   for (int vi : vectors)
                     for (int vf : vectors)
@@ -509,6 +522,7 @@ std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& 
                           if (conv_legal(problem, p, epilogue, device)) out.push_back(p);
                         }
                       }
+              }
             }
   return out;
 }

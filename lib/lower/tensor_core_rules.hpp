@@ -1,5 +1,5 @@
 #pragma once
-// The tensor-core (TC=1) rules on a tiling, shared by the GEMM and CONV legality functions, which
+// The tensor-core (TC=1 and TC=2) rules on a tiling, shared by the GEMM and CONV legality functions, which
 // name the same fields differently (GEMM's MS is CONV's PS).
 #include "lower/gemm_layout.hpp"
 
@@ -21,39 +21,39 @@ Legality no(fmt::format_string<Args...> format, Args&&... args) {
 
 // The keys of a template's text form for the GemmParams fields that the rules mention.
 struct TilingKeys {
-  const char *ml, *nl, *ms, *ns, *ks, *kl, *reduction;
+  const char *ml, *nl, *ms, *ns, *ks, *kl, *reduction, *va, *vb, *la, *lb;
 };
-inline constexpr TilingKeys gemm_keys{"ML", "NL", "MS", "NS", "KS", "KL", "K"};
-inline constexpr TilingKeys conv_keys{"PL", "KL", "PS", "KS", "CS", "CL", "C*R*S"};
+inline constexpr TilingKeys gemm_keys{"ML", "NL", "MS", "NS", "KS", "KL", "K", "VA", "VB", "LA", "LB"};
+inline constexpr TilingKeys conv_keys{"PL", "KL", "PS", "KS", "CS", "CL", "C*R*S", "VI", "VF", "LI", "LF"};
 
-// TC=2: wgmma.mma_async, GEMM only (CONV keeps TC=1). A warp group's accumulators are MS/8
-// m64nNk16 tiles stacked along M, N = 16 NS; the tensor cores read its operands from swizzled
-// shared memory, which the copies fill 16 bytes at a time (VA = VB = 8).
+// TC=2: wgmma.mma_async. A warp group's accumulators are MS/8 m64nNk16 tiles stacked along M,
+// N = 16 NS; the tensor cores read its operands from swizzled shared memory, which the copies fill
+// 16 bytes at a time (VA = VB = 8).
 template <bool Explain>
 Legality check_warp_group_tiling(ir::DType dtype, const GemmParams& p, const DeviceLimits& device,
                                  const TilingKeys& key) {
-  if (&key != &gemm_keys) return no<Explain>("TC=2 (wgmma) is implemented for GEMM only: use TC=0 or 1");
   if (dtype != ir::DType::f16)
     return no<Explain>("TC=2 (wgmma) is implemented for f16, not {}: use TC=0 or 1", ir::name(dtype));
   if (device.sm != 90)
     return no<Explain>("TC=2 needs wgmma.mma_async, which only sm_90 (compiled as sm_90a) has, not sm_{}", device.sm);
   if (!p.acc32) return no<Explain>("TC=2 accumulates f16 products in f32: ACC must be 32");
   if (p.ks != 1 || p.kl != 1)
-    return no<Explain>("TC=2: a warp group multiplies the whole U of a stage: KS={} and KL={} must be 1", p.ks, p.kl);
+    return no<Explain>("TC=2: a warp group multiplies the whole U of a stage: {}={} and {}={} must be 1", key.ks, p.ks,
+                       key.kl, p.kl);
   if (p.ms != 8 && p.ms != 16)
-    return no<Explain>("TC=2 gives each warp group MS/8 tiles of 64 rows: MS={} must be 8 or 16", p.ms);
+    return no<Explain>("TC=2 gives each warp group {}/8 tiles of 64 rows: {}={} must be 8 or 16", key.ms, key.ms, p.ms);
   if ((p.ml / p.ms) % 8 || (p.nl / p.ns) % 16)
-    return no<Explain>("TC=2 lays a warp group's 128 threads out 8 by 16: ML/MS={} must be a multiple of 8 and "
-                       "NL/NS={} a multiple of 16",
-                       p.ml / p.ms, p.nl / p.ns);
-  if (p.u % 16) return no<Explain>("TC=2 consumes K 16 at a time: U={} must be a multiple of 16", p.u);
+    return no<Explain>("TC=2 lays a warp group's 128 threads out 8 by 16: {}/{}={} must be a multiple of 8 and "
+                       "{}/{}={} a multiple of 16",
+                       key.ml, key.ms, p.ml / p.ms, key.nl, key.ns, p.nl / p.ns);
+  if (p.u % 16) return no<Explain>("TC=2 consumes {} 16 at a time: U={} must be a multiple of 16", key.reduction, p.u);
   if (p.va != 8 || p.vb != 8)
-    return no<Explain>("TC=2 copies its tiles 16 bytes (8 elements) at a time: VA={} and VB={} must be 8", p.va,
-                       p.vb);
+    return no<Explain>("TC=2 copies its tiles 16 bytes (8 elements) at a time: {}={} and {}={} must be 8", key.va,
+                       p.va, key.vb, p.vb);
   // Eight consecutive threads copy one 16-byte column of eight consecutive rows (with TMA=1 no thread
   // copies, and LA and LB are not used).
   if (p.tma) return {};
-  for (auto [name, along] : {std::pair{"LA", p.la}, {"LB", p.lb}})
+  for (auto [name, along] : {std::pair{key.la, p.la}, {key.lb, p.lb}})
     if (along <= 0 || p.threads() % (8 * along))
       return no<Explain>("TC=2: 8 x {}={} must divide the {} threads (eight threads copy eight rows)", name,
                          along, p.threads());

@@ -127,10 +127,29 @@ TEST_CASE("CONV legality: TC=1 (tensor cores) has GEMM's rules, in CONV's names"
   CHECK_REJECTED(check(DType::f16, with("KS=2,KL=16,LF=2")), "KS=2 a multiple of 4");
   CHECK_REJECTED(check(DType::f16, with("PL=64,PS=16")), "PL/PS=4 must be a multiple of 8");
   CHECK_REJECTED(check(DType::f16, with("U=16,CL=2")), "TC=1 consumes C*R*S 16 at a time: U/CL=16/2 must be a multiple of 16");
-  CHECK_REJECTED(check(DType::f16, with("TC=2")), "TC=2 (wgmma) is implemented for GEMM only: use TC=0 or 1");
+  CHECK_REJECTED(check(DType::f16, with("TC=2")), "TC=2 gives each warp group PS/8 tiles of 64 rows: PS=4 must be 8 or 16");
   ConvParams d = lower::parse_conv_params("PL=64,KL=64,PS=4,KS=8,U=16,VI=2,VF=2,LI=32,LF=8,TC=1");
   CHECK_LEGAL(check(DType::f64, d));
   CHECK_REJECTED(check(DType::f64, lower::parse_conv_params(d.str() + ",KS=1,KL=8")), "KS=1 must be even");
+}
+
+TEST_CASE("CONV legality: TC=2 (wgmma) has GEMM's rules, in CONV's names: f16 on sm_90, 16-byte copies") {
+  // Two warp groups of 8 x 16 threads, each a 64 x 128 tile of 8 PS x 8 KS: a 128 x 128 tile.
+  ConvParams w = lower::parse_conv_params("PL=128,KL=128,PS=8,KS=8,U=32,VI=8,VF=8,LI=4,LF=4,TC=2");
+  auto check = [](DType dtype, const ConvParams& p, lower::DeviceLimits d = {}) {
+    return lower::check_conv_params(dtype, true, false, p, d);
+  };
+  auto with = [&](std::string more) { return lower::parse_conv_params(w.str() + "," + more); };
+  CHECK_LEGAL(check(DType::f16, w));
+  CHECK_LEGAL(check(DType::f16, with("U=64,LI=8,LF=8")));
+  CHECK_LEGAL(check(DType::f16, with("PS=16")));
+  CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4")), "TC=2 (wgmma) is implemented for f16, not f32: use TC=0 or 1");
+  CHECK_REJECTED(check(DType::f16, w, {.sm = 80}), "TC=2 needs wgmma.mma_async, which only sm_90 (compiled as sm_90a) has");
+  CHECK_REJECTED(check(DType::f16, with("CL=2")), "CS=1 and CL=2 must be 1");
+  CHECK_REJECTED(check(DType::f16, with("KS=16,LF=2")), "KL/KS=8 a multiple of 16");
+  CHECK_REJECTED(check(DType::f16, with("U=8,LI=1")), "TC=2 consumes C*R*S 16 at a time: U=8 must be a multiple of 16");
+  CHECK_REJECTED(check(DType::f16, with("VF=4")), "TC=2 copies its tiles 16 bytes (8 elements) at a time: VI=8 and VF=4 must be 8");
+  CHECK_REJECTED(check(DType::f16, with("LI=64")), "TC=2: 8 x LI=64 must divide the 256 threads");
 }
 
 TEST_CASE("CONV legality against a problem: layouts, vectors, alignment, splits, epilogue") {
@@ -157,6 +176,20 @@ TEST_CASE("CONV legality against a problem: layouts, vectors, alignment, splits,
   CHECK_REJECTED(lower::check_conv(nhwc, h), "VI=8 must divide C=12");
   nhwc = conv(DType::f16, ImageLayout::nhwc, FilterLayout::krsc, 2, 16);
   CHECK(lower::check_conv(nhwc, h));
+  // With a KCRS or CRSK filter the reduction runs (c, r, s): an input vector would be eight channels
+  // of one tap where the kernel wants eight taps (it read the wrong elements before 0.1.23).
+  for (FilterLayout fl : {FilterLayout::kcrs, FilterLayout::crsk}) {
+    ir::Conv other = conv(DType::f16, ImageLayout::nhwc, fl, 2, 16);
+    ConvParams scalar = h;
+    scalar.vi = 1;
+    lower::fit_conv_load_layouts(other, scalar);
+    ConvParams vector = scalar;
+    vector.vi = 8;
+    lower::fit_conv_load_layouts(other, vector);
+    CHECK_REJECTED(lower::check_conv(other, vector), "VI=8 must be 1 for an NHWC input with a");
+    CHECK(lower::check_conv(other, scalar));
+    for (const ConvParams& p : lower::conv_space(other)) REQUIRE(p.vi == 1);
+  }
 
   // Filter strides that do not nest.
   ir::Conv bad = nchw;
@@ -209,7 +242,7 @@ TEST_CASE("conv_legal agrees with check_conv, legal or not") {
   CHECK(legal > 100);
 }
 
-TEST_CASE("conv_space: tensor cores on sm_80+ (f32 only where allowed), and every set is inside the space") {
+TEST_CASE("conv_space: tensor cores on sm_80+ (f32 only where allowed), wgmma for f16 on sm_90, every set inside") {
   for (DType t : {DType::f32, DType::f16, DType::f64})
     for (int sm : {75, 90})
       for (bool f32_tensor_cores : {true, false}) {
@@ -218,9 +251,15 @@ TEST_CASE("conv_space: tensor cores on sm_80+ (f32 only where allowed), and ever
         auto space = lower::conv_space(v, {}, device);
         REQUIRE(!space.empty());
         auto tc = std::count_if(space.begin(), space.end(), [](const ConvParams& p) { return p.tc == 1; });
+        auto wgmma = std::count_if(space.begin(), space.end(), [](const ConvParams& p) { return p.tc == 2; });
         bool mma = (t != DType::f32 || f32_tensor_cores) && sm >= 80;
-        INFO(ir::name(t), " sm_", sm, " f32_tensor_cores=", f32_tensor_cores, ": ", tc, " TC=1 sets of ", space.size());
+        INFO(ir::name(t), " sm_", sm, " f32_tensor_cores=", f32_tensor_cores, ": ", tc, " TC=1 and ", wgmma,
+             " TC=2 sets of ", space.size());
         CHECK((tc > 0) == mma);
+        CHECK((wgmma > 0) == (t == DType::f16 && sm == 90));
+        // U = 64 is the wgmma sets' alone.
+        CHECK(std::all_of(space.begin(), space.end(), [](const ConvParams& p) { return p.u < 64 || p.tc == 2; }));
+        CHECK(std::any_of(space.begin(), space.end(), [](const ConvParams& p) { return p.u == 64; }) == (wgmma > 0));
         CHECK(std::any_of(space.begin(), space.end(), [](const ConvParams& p) { return p.ps == 16 || p.ks == 16; }));
         for (std::size_t i = 0; i < space.size(); i += 97) {
           auto why = lower::outside_conv_space(v, space[i], {}, device);
@@ -230,8 +269,12 @@ TEST_CASE("conv_space: tensor cores on sm_80+ (f32 only where allowed), and ever
         off.li = off.li == 1 ? 2 : 1;
         CHECK(lower::outside_conv_space(v, off, {}, device).value_or("").find("conv_space sets LI=") != std::string::npos);
         off = space.front();
-        off.u = 64;
+        off.u = 128;
         CHECK(lower::outside_conv_space(v, off, {}, device).value_or("").find("outside conv_space's lists") !=
+              std::string::npos);
+        off.u = 64;
+        off.tc = 0;
+        CHECK(lower::outside_conv_space(v, off, {}, device).value_or("").find("U=64: conv_space has it for TC=2 alone") !=
               std::string::npos);
       }
 }
@@ -265,6 +308,37 @@ TEST_CASE("CONV cp.async copies take their shared address as a 64-bit register")
   const int copies = count(k.ptx, copy);
   CHECK(copies > 0);
   CHECK(count(k.ptx, copy + "%rd") == copies);
+}
+
+// A TC=2 kernel is sm_90a PTX: per stage and warp group, U/16 x PS/8 wgmma; imm-trans 0 where an operand's
+// reduction is contiguous (NHWC input; KRSC and KCRS filters), 1 where its pixels or filters are.
+TEST_CASE("f16 TC=2 CONV kernels are sm_90a PTX with U/16 x PS/8 wgmma per stage for every layout") {
+  const std::pair<ImageLayout, FilterLayout> layouts[] = {{ImageLayout::chwn, FilterLayout::crsk},
+                                                          {ImageLayout::nhwc, FilterLayout::krsc},
+                                                          {ImageLayout::chwn, FilterLayout::kcrs},
+                                                          {ImageLayout::chwn, FilterLayout::krsc}};
+  for (auto [il, fl] : layouts)
+    for (const char* text : {"PL=128,KL=128,PS=8,KS=8,U=32,VI=8,VF=8,DB=1,TC=2", "PL=128,KL=64,PS=16,KS=4,U=64,VI=8,VF=8,DB=0,TC=2"}) {
+      ir::Conv v = conv(DType::f16, il, fl, 8, 64, 30, 128, 3, 1, 1);
+      ConvParams p = lower::parse_conv_params(text);
+      lower::fit_conv_load_layouts(v, p);
+      INFO(ir::to_string(v) << " " << p.str());
+      auto legal = lower::check_conv(v, p);
+      REQUIRE_MESSAGE(legal.legal, legal.reason);
+      auto kernel = lower::emit_conv(v, p, lower::Target{90, false}, {});
+      CHECK(kernel.ptx.find(".target sm_90a") != std::string::npos);
+      const std::string shape = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.f16.f16", 16 * p.ks);
+      CHECK(count(kernel.ptx, shape) == p.u / 16 * p.ps / 8);
+      const bool input_reduction = il == ImageLayout::nhwc, filter_reduction = fl != FilterLayout::crsk;
+      const std::string flags = fmt::format("isaac_scale, 1, 1, {}, {};", input_reduction ? 0 : 1, filter_reduction ? 0 : 1);
+      CHECK(count(kernel.ptx, flags) == count(kernel.ptx, shape));
+      CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == 1);
+      if (lower::ptxas_available()) {
+        auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+        REQUIRE_MESSAGE(report.ok, report.log);
+        CHECK(report.spill_stores == 0);
+      }
+    }
 }
 
 TEST_CASE("the CONV look-up table: offsets and taps per reduction index, padded with taps outside the image") {
@@ -321,15 +395,24 @@ TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dty
         ir::Conv v = ir::dense_conv(t, s.n, s.c, s.h, s.h, s.k, s.r, s.r, s.stride, s.pad, s.dil, il, fl);
         auto space = lower::conv_space(v);
         REQUIRE_MESSAGE(!space.empty(), "no legal parameters for " << ir::to_string(v));
-        std::vector<ConvParams> tc;
-        std::copy_if(space.begin(), space.end(), std::back_inserter(tc), [](const ConvParams& p) { return p.tc; });
+        // The space is sm_90's: sm_80 draws leave its wgmma (TC=2) sets out.
+        std::vector<ConvParams> mma, wgmma, sm80;
+        for (const ConvParams& p : space) {
+          if (p.tc == 1) mma.push_back(p);
+          if (p.tc == 2) wgmma.push_back(p);
+          if (p.tc != 2) sm80.push_back(p);
+        }
         for (int i = 0; i < 6; ++i) {
           lower::ConvEpilogue e{(count % 3) == 0, false};
-          // Half the f16 and f64 draws from the tensor-core sets.
-          const auto& from = i % 2 && !tc.empty() ? tc : space;
+          lower::Target target = lower::parse_target(count % 2 ? "sm_80" : "sm_90");
+          // Half the tensor-core dtypes' draws from their mma.sync sets (on sm_80), and f16's sm_90
+          // draws from its wgmma sets where the input has them.
+          const auto& from = target.sm == 90 && !wgmma.empty() ? wgmma
+                             : i % 2 && !mma.empty()                        ? mma
+                             : target.sm == 90                              ? space
+                                                                            : sm80;
           ConvParams p = from[rng() % from.size()];
           if (p.cg == 1 && count % 5 == 0) e.relu = true;
-          lower::Target target = lower::parse_target(count % 2 ? "sm_80" : "sm_90");
           jobs.push_back({v, p, e, target});
           ++count;
         }
@@ -363,7 +446,9 @@ TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dty
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int failed = 0, spilled = 0;
   auto tc_jobs = std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.params.tc; });
+  auto wgmma_jobs = std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.params.tc == 2; });
   CHECK(tc_jobs >= 50);
+  CHECK(wgmma_jobs >= 20);
   double emit_total = 0, est_error = 0, est_bias = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const auto& r = results[i];
@@ -380,9 +465,10 @@ TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dty
       FAIL_CHECK(what << ": " << r.spills << " bytes of spills (" << r.regs << " registers)");
     }
   }
-  MESSAGE(fmt::format("{} CONV kernels ({} TC=1) through ptxas in {:.1f} s on 2 threads: {} failed, {} spilled; LLVM {:.1f} ms "
-                      "per kernel on average; register estimate off by {:.1f} on average (estimate - ptxas: {:+.1f})",
-                      jobs.size(), tc_jobs, seconds, failed, spilled, emit_total / jobs.size(), est_error / jobs.size(),
+  MESSAGE(fmt::format("{} CONV kernels ({} on tensor cores, {} of them TC=2) through ptxas in {:.1f} s on 2 threads: {} "
+                      "failed, {} spilled; LLVM {:.1f} ms per kernel on average; register estimate off by {:.1f} on "
+                      "average (estimate - ptxas: {:+.1f})",
+                      jobs.size(), tc_jobs, wgmma_jobs, seconds, failed, spilled, emit_total / jobs.size(), est_error / jobs.size(),
                       est_bias / jobs.size()));
   CHECK(failed == 0);
   CHECK(spilled == 0);

@@ -50,8 +50,9 @@ std::int64_t span(const std::array<std::int64_t, 4>& extents, const std::array<s
   return s;
 }
 
-// tensor_cores: only TC=1 sets (none when the device has no mma.sync).
-std::vector<Case> make_cases(const lower::DeviceLimits& limits, bool tensor_cores = false) {
+// tc: 0, every set; 1, only TC=1 sets (mma.sync); 2, only TC=2 sets (wgmma: f16 alone, and only the
+// inputs whose vectors of eight fit their layout).
+std::vector<Case> make_cases(const lower::DeviceLimits& limits, int tc = 0) {
   std::mt19937_64 rng(20170917);
   struct Shape {
     std::int64_t n, c, h, w, k, r, s, stride, pad, dilation;
@@ -68,23 +69,28 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits, bool tensor_core
       {1, 128, 5, 5, 96, 3, 3, 1, 1, 1},    // N = 1, C*R*S = 1152
       {2, 1, 30, 30, 1, 1, 1, 1, 0, 1},     // C = K = R = S = 1
   };
+  // NHWC with KCRS: channels are contiguous in the input but not consecutive in the reduction.
   const std::pair<ImageLayout, FilterLayout> layouts[] = {{ImageLayout::nchw, FilterLayout::kcrs},
                                                           {ImageLayout::chwn, FilterLayout::crsk},
                                                           {ImageLayout::nhwc, FilterLayout::krsc},
-                                                          {ImageLayout::nchw, FilterLayout::crsk}};
+                                                          {ImageLayout::nchw, FilterLayout::crsk},
+                                                          {ImageLayout::nhwc, FilterLayout::kcrs}};
   std::vector<Case> cases;
   std::vector<ir::DType> dtypes{ir::DType::f32, ir::DType::f16, ir::DType::f64};
+  if (tc == 2) dtypes = {ir::DType::f16};
   for (ir::DType t : dtypes)
     for (auto [il, fl] : layouts)
       for (const Shape& s : shapes) {
         ir::Conv v = ir::dense_conv(t, s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.dilation, il, fl);
         v.stride_w = s.stride;  // square strides, as dense_conv makes them
         auto space = lower::conv_space(v, {}, limits);
-        if (tensor_cores) std::erase_if(space, [](const lower::ConvParams& p) { return !p.tc; });
-        REQUIRE_MESSAGE(!space.empty(), "no legal " << (tensor_cores ? "TC=1 " : "") << "parameters for "
+        if (tc) std::erase_if(space, [tc](const lower::ConvParams& p) { return p.tc != tc; });
+        if (tc == 2 && space.empty()) continue;
+        REQUIRE_MESSAGE(!space.empty(), "no legal " << (tc ? fmt::format("TC={} ", tc) : "") << "parameters for "
                                                     << ir::to_string(v));
-        // Favour the vectorised sets (what the sweep picks) while keeping the scalar ones.
-        for (int i = 0; i < 2; ++i) {
+        // Favour the vectorised sets (what the sweep picks) while keeping the scalar ones. Fewer inputs
+        // take TC=2: three sets each.
+        for (int i = 0; i < (tc == 2 ? 3 : 2); ++i) {
           const lower::ConvParams& p = space[rng() % space.size()];
           int n = static_cast<int>(cases.size());
           lower::ConvEpilogue e{n % 3 == 1, p.cg == 1 && n % 4 == 2};
@@ -332,7 +338,20 @@ TEST_CASE("CONV TC=1: tensor cores (f16 mma.sync, f32 as three TF32 products, f6
     MESSAGE("SKIPPED: TC=1 needs sm_80 or newer; this device is sm_" << info.compute_capability());
     return;
   }
-  compile_and_check(make_cases(device_limits(info), true));
+  compile_and_check(make_cases(device_limits(info), 1));
+}
+
+TEST_CASE("CONV TC=2: f16 on wgmma on every layout, padding, stride and split where vectors of eight fit") {
+  auto info = runtime::device_info(0);
+  if (info.compute_capability() != 90) {
+    MESSAGE("SKIPPED: TC=2 needs wgmma, which only sm_90 has; this device is sm_" << info.compute_capability());
+    return;
+  }
+  auto cases = make_cases(device_limits(info), 2);
+  // CHWN inputs with N a multiple of 8 and NHWC ones with C a multiple of 8, with a filter whose
+  // contiguous extent is one too: three layouts of several shapes each.
+  REQUIRE(cases.size() >= 20);
+  compile_and_check(cases);
 }
 
 // f32 on the tensor cores splits each element into TF32 parts; an infinite or NaN input, or one whose
@@ -433,6 +452,20 @@ TEST_CASE("CONV: hand-picked parameter sets (vectors, CG splits with bias, CL wa
   add(nchw16, "PL=64,KL=32,PS=2,KS=4,U=16,CG=2,VF=1,TC=1", {.bias = true}, 0.25);
   auto nchw64 = ir::dense_conv(ir::DType::f64, 2, 7, 17, 19, 10, 3, 3, 1, 2, 2, ImageLayout::nchw, FilterLayout::kcrs);
   add(nchw64, "PL=64,KL=32,PS=2,KS=4,U=8,CG=2,TC=1", {}, 0.25);
+  // wgmma: two warp groups, a split with bias, U = 64 in three stages, pixels and filters past a tile.
+  if (runtime::device_info(0).compute_capability() == 90) {
+    auto chwn16w = ir::dense_conv(ir::DType::f16, 16, 40, 13, 11, 136, 3, 3, 1, 1, 1, ImageLayout::chwn, FilterLayout::crsk);
+    add(chwn16w, "PL=128,KL=128,PS=8,KS=8,U=32,VI=8,VF=8,TC=2", {.bias = true, .relu = true}, 0.0);
+    add(chwn16w, "PL=128,KL=64,PS=16,KS=4,U=64,CG=4,VI=8,VF=8,DB=0,TC=2", {.bias = true}, 0.5);
+    auto nhwc16w = ir::dense_conv(ir::DType::f16, 3, 24, 19, 17, 72, 5, 5, 2, 2, 1, ImageLayout::nhwc, FilterLayout::krsc);
+    add(nhwc16w, "PL=64,KL=128,PS=8,KS=8,U=16,VI=8,VF=8,TC=2", {}, -1.0);
+    // The pairings the random cases lack: filters whose reduction is contiguous under an input whose
+    // pixels are.
+    auto chwn_kcrs = ir::dense_conv(ir::DType::f16, 16, 16, 9, 9, 40, 3, 3, 1, 1, 1, ImageLayout::chwn, FilterLayout::kcrs);
+    add(chwn_kcrs, "PL=64,KL=64,PS=8,KS=4,U=16,VI=8,VF=8,TC=2", {.relu = true}, 0.0);
+    auto chwn_krsc = ir::dense_conv(ir::DType::f16, 8, 24, 10, 12, 48, 3, 3, 1, 0, 1, ImageLayout::chwn, FilterLayout::krsc);
+    add(chwn_krsc, "PL=128,KL=64,PS=16,KS=4,U=32,VI=8,VF=8,DB=0,TC=2", {}, 0.5);
+  }
   compile_and_check(cases);
 }
 

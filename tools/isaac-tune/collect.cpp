@@ -159,8 +159,7 @@ std::unique_ptr<Collector> make_collector(const CollectFlags& f, const lower::De
   const bool conv = f.template_name == "conv";
   if (!conv && f.template_name != "gemm")
     throw InvalidArgument(fmt::format("--template {}: gemm or conv", f.template_name));
-  static const char* const gemm_only[] = {"m-min", "m-max", "max-mnk", "aligned-share", "alpha", "uniform-share",
-                                          "max-proposals"};
+  static const char* const gemm_only[] = {"m-min", "m-max", "max-mnk", "alpha", "uniform-share", "max-proposals"};
   static const char* const conv_only[] = {"c-min", "c-max", "pq-min", "pq-max", "max-flops", "max-elements"};
   for (const char* name : conv ? std::span<const char* const>(gemm_only) : std::span<const char* const>(conv_only))
     if (f.given.count(name))
@@ -175,6 +174,7 @@ std::unique_ptr<Collector> make_collector(const CollectFlags& f, const lower::De
     range("n-max", f.n_max, po.shapes.n_max);
     range("k-min", f.k_min, po.shapes.k_min);
     range("k-max", f.k_max, po.shapes.k_max);
+    if (f.given.count("aligned-share")) po.shapes.aligned_share = f.shapes.aligned_share;
     if (!f.dtypes.empty()) po.shapes.dtypes = parse_dtype_list(f.dtypes, "CONV");
     po.per_shape = f.per_shape;
     po.seed = f.seed;
@@ -433,14 +433,14 @@ void add_collect_command(CLI::App& app) {
                                                    conv_shapes.k_min));
   cmd->add_option("--k-max", f->k_max, fmt::format("largest K (default: gemm {}, conv {})", gemm_shapes.k_max,
                                                    conv_shapes.k_max));
+  cmd->add_option("--aligned-share", f->shapes.aligned_share,
+                  "share of the inputs with M, N and K (gemm) or N, C and K (conv) rounded up to multiples of 8")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   // GEMM only.
   cmd->add_option("--m-min", f->shapes.m_min, "gemm: smallest M")->capture_default_str();
   cmd->add_option("--m-max", f->shapes.m_max, "gemm: largest M")->capture_default_str();
   cmd->add_option("--max-mnk", f->shapes.max_mnk, "gemm: largest M*N*K (keeps each kernel short)")->capture_default_str();
-  cmd->add_option("--aligned-share", f->shapes.aligned_share,
-                  "gemm: share of the inputs with M, N and K rounded up to multiples of 8")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
   cmd->add_option("--alpha", f->alpha, "gemm: the sampler's Dirichlet concentration (> 0)")->capture_default_str();
   cmd->add_option("--uniform-share", f->uniform_share, "gemm: fraction of the rows drawn uniformly over the legal "
                                                        "space instead of by the learned sampler (which favours small "

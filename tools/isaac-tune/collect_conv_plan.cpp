@@ -54,6 +54,8 @@ void ConvShapeOptions::validate() const {
     throw InvalidArgument(fmt::format("--max-elements {}: need the smallest problem's tensors ({} elements) <= it < 2^31",
                                       max_elements, elements));
   if (dtypes.empty()) throw InvalidArgument("no dtype to draw (--dtypes)");
+  if (!(aligned_share >= 0 && aligned_share <= 1))
+    throw InvalidArgument(fmt::format("--aligned-share {}: a fraction in [0, 1]", aligned_share));
 }
 
 ir::Conv random_conv(const ConvShapeOptions& o, std::mt19937_64& rng) {
@@ -70,9 +72,15 @@ ir::Conv random_conv(const ConvShapeOptions& o, std::mt19937_64& rng) {
                           k, r, s, stride, pad, dilation, il, fl);
   };
   for (int attempt = 0; attempt < 10000; ++attempt) {
-    const std::int64_t n = log_uniform(o.n_min, o.n_max, rng), c = log_uniform(o.c_min, o.c_max, rng),
-                       k = log_uniform(o.k_min, o.k_max, rng), p = log_uniform(o.pq_min, o.pq_max, rng),
-                       q = log_uniform(o.pq_min, o.pq_max, rng);
+    std::int64_t n = log_uniform(o.n_min, o.n_max, rng), c = log_uniform(o.c_min, o.c_max, rng),
+                 k = log_uniform(o.k_min, o.k_max, rng);
+    const std::int64_t p = log_uniform(o.pq_min, o.pq_max, rng), q = log_uniform(o.pq_min, o.pq_max, rng);
+    // Rounded up within the ranges (a range without a multiple of 8 keeps its draw); the draw is
+    // taken only where the share is set, so that other plans stay as they were.
+    if (o.aligned_share > 0 && uniform01(rng) < o.aligned_share) {
+      auto round_up = [](std::int64_t x, std::int64_t hi) { return (x + 7) / 8 * 8 <= hi ? (x + 7) / 8 * 8 : x; };
+      n = round_up(n, o.n_max), c = round_up(c, o.c_max), k = round_up(k, o.k_max);
+    }
     // Rejection keeps the distribution log-uniform inside the caps.
     if (input_size(p, r, stride, pad, dilation) < 1 || input_size(q, s, stride, pad, dilation) < 1) continue;
     const ir::Conv v = make(n, c, k, p, q);
@@ -90,10 +98,11 @@ ir::Conv random_conv(const ConvShapeOptions& o, std::mt19937_64& rng) {
 
 std::string ConvPlanOptions::signature() const {
   return fmt::format("template=conv seed={} dtypes={} per-shape={} tc-share={} n={}..{} c={}..{} k={}..{} pq={}..{} "
-                     "max-flops={} max-elements={} sm={} threads={} smem={} regs={}",
+                     "max-flops={} max-elements={} sm={} threads={} smem={} regs={}{}",
                      seed, dtype_list(shapes.dtypes), per_shape, tc_share, shapes.n_min, shapes.n_max, shapes.c_min, shapes.c_max,
                      shapes.k_min, shapes.k_max, shapes.pq_min, shapes.pq_max, shapes.max_flops, shapes.max_elements,
-                     device.sm, device.max_threads_per_block, device.max_shared_per_block, device.registers_per_block);
+                     device.sm, device.max_threads_per_block, device.max_shared_per_block, device.registers_per_block,
+                     shapes.aligned_share > 0 ? fmt::format(" aligned-share={}", shapes.aligned_share) : "");
 }
 
 ConvPlan::ConvPlan(ConvPlanOptions options)
@@ -115,10 +124,14 @@ ConvPlanRow ConvPlan::next(bool params) {
   }
   if (params && !picked_) {
     // Uniform over the legal space: distinct sets (a partial shuffle) while the space has enough,
-    // then repeats. With --tc-share, the first rows of an input come from its TC=1 sets alone.
-    std::vector<lower::ConvParams> space = lower::conv_space(shape_, {}, options_.device), tc;
-    std::copy_if(space.begin(), space.end(), std::back_inserter(tc), [](const lower::ConvParams& p) { return p.tc; });
-    const auto tc_rows = tc.empty() ? std::size_t(0) : std::size_t(std::lround(options_.tc_share * double(draws_.size())));
+    // then repeats. With --tc-share, the first rows of an input come from its tensor-core sets alone,
+    // every other one from its wgmma (TC=2) sets where it has both kinds (f16 on sm_90), as GEMM's.
+    std::vector<lower::ConvParams> space = lower::conv_space(shape_, {}, options_.device), mma, wgmma;
+    for (const lower::ConvParams& p : space)
+      if (p.tc) (p.tc == 2 ? wgmma : mma).push_back(p);
+    const auto tc_rows = mma.empty() && wgmma.empty()
+                             ? std::size_t(0)
+                             : std::size_t(std::lround(options_.tc_share * double(draws_.size())));
     auto pick = [&](std::vector<lower::ConvParams>& from, std::size_t i, double draw) {
       if (i < from.size()) {
         const std::size_t j = i + std::min(std::size_t(draw * double(from.size() - i)), from.size() - i - 1);
@@ -127,8 +140,16 @@ ConvPlanRow ConvPlan::next(bool params) {
       }
       return from[std::min(std::size_t(draw * double(from.size())), from.size() - 1)];
     };
-    for (std::size_t i = 0; i < draws_.size() && !space.empty(); ++i)
-      picks_.push_back(i < tc_rows ? pick(tc, i, draws_[i]) : pick(space, i - tc_rows, draws_[i]));
+    std::size_t next_mma = 0, next_wgmma = 0;
+    for (std::size_t i = 0; i < draws_.size() && !space.empty(); ++i) {
+      if (i >= tc_rows) {
+        picks_.push_back(pick(space, i - tc_rows, draws_[i]));
+      } else if (!wgmma.empty() && (mma.empty() || i % 2 == 1)) {
+        picks_.push_back(pick(wgmma, next_wgmma++, draws_[i]));
+      } else {
+        picks_.push_back(pick(mma, next_mma++, draws_[i]));
+      }
+    }
     picked_ = true;
   }
   ConvPlanRow row;

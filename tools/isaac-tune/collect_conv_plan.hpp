@@ -22,6 +22,9 @@ struct ConvShapeOptions {
   std::int64_t pq_min = 7, pq_max = 350;   // output height P and width Q (each drawn on its own)
   double max_flops = 0x1p35;               // 2*N*P*Q*K*C*R*S at most this, so that one kernel stays short
   double max_elements = 0x1p27;            // input and output elements at most this (device memory, checks)
+  // This share of the inputs has N, C and K rounded up to multiples of 8: the vectors of eight that
+  // the wgmma (TC=2) sets copy need them (N for CHWN, C for NHWC, K or C*R*S for the filter).
+  double aligned_share = 0;
   std::vector<ir::DType> dtypes = {ir::DType::f32, ir::DType::f16};
   void validate() const;  // throws InvalidArgument naming the bad option
 };
