@@ -3,7 +3,8 @@
 // plan is the one a fresh run makes; a time budget stops cleanly; a file of another plan, or an
 // existing file without --resume, is refused; without a driver, the run fails before any work; and
 // the tuner's dataset reader takes the file. The same for --template conv, whose files a GEMM plan
-// does not resume (nor the reverse), and whose spot check's float64 sums match ir::evaluate. Runs
+// does not resume (nor the reverse), whose --aligned-share inputs take wgmma sets, and whose spot
+// check's float64 sums match ir::evaluate. Runs
 // the isaac-tune binary (ISAAC_TUNE_EXE), as do the checks of focus's options and of search --template conv.
 #include <doctest/doctest.h>
 
@@ -375,6 +376,44 @@ TEST_CASE("collect --template conv: --compile-only, the header, a torn last line
              dir, &train_log) != 0);
   CHECK(train_log.find("no measured rows of dtype " + dtype) != std::string::npos);
   CHECK_FALSE(fs::exists(dir.path / "none.json"));
+}
+
+// --aligned-share 1 rounds every input's N, C and K up to multiples of 8, which the f16 wgmma (TC=2)
+// sets need; with --tc-share 1 every other row of an input that has such sets is one (sm_90).
+TEST_CASE("collect --template conv --aligned-share: N, C and K multiples of 8, and f16 rows on wgmma") {
+  Dir dir;
+  const fs::path out = dir.path / "aligned.csv";
+  REQUIRE(tune("collect --template conv --compile-only --dtypes f16 --aligned-share 1 --tc-share 1 --seed 9 "
+               "--per-shape 4 --count 32 --jobs 2 --quiet --out '" + out.string() + "'",
+               dir) == 0);
+  const Csv csv = parse(out);
+  REQUIRE(csv.comments.size() == 1);
+  CHECK(csv.comments[0].find(" aligned-share=1") != std::string::npos);
+  const auto rows = check_file(out, true);
+  REQUIRE(rows.size() == 32);
+  int wgmma = 0, inputs_with_wgmma = 0;
+  for (long first = 0; first < 32; first += 4) {
+    const auto& row = rows.at(first);
+    for (const char* name : {"n", "c", "k"}) CHECK(std::stol(row[column(conv_header, name)]) % 8 == 0);
+    int here = 0;
+    for (long i = first; i < first + 4; ++i) {
+      const bool tc2 = rows.at(i)[column(conv_header, "params")].find("TC=2") != std::string::npos;
+      // The first of each pair of tensor-core rows is a TC=1 set, the second TC=2 where there is one.
+      if (tc2) CHECK((i - first) % 2 == 1);
+      here += tc2;
+    }
+    // NCHW inputs take single-element loads: no TC=2 set.
+    if (row[column(conv_header, "layout")].rfind("NCHW", 0) == 0) CHECK(here == 0);
+    wgmma += here;
+    inputs_with_wgmma += here > 0;
+  }
+  CHECK(inputs_with_wgmma >= 3);
+  CHECK(wgmma == 2 * inputs_with_wgmma);
+  std::string text;
+  CHECK(tune("collect --template conv --compile-only --aligned-share 1.5 --count 1 --out '" +
+                 (dir.path / "bad.csv").string() + "'",
+             dir, &text) != 0);
+  CHECK(text.find("aligned-share") != std::string::npos);
 }
 
 TEST_CASE("the CONV spot check's float64 sums are ir::evaluate's, on periodic operands") {
