@@ -23,8 +23,8 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>

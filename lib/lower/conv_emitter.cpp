@@ -180,9 +180,7 @@ void ConvEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
     for (size_t s = 0; s < slots.size(); ++s) {
       Value* c = b_.CreateAdd(c32(slots[s].c), lane);
       Value* r = b_.CreateAdd(c32(slots[s].o), row);
-      Value* in_tile = g_.tc == 2 ? (k_contiguous ? wgmma_offset(r, c, true, width) : wgmma_offset(c, r, false, width))
-                                  : b_.CreateAdd(b_.CreateMul(r, c32(pitch)), c);
-      Value* index = b_.CreateAdd(base, in_tile);
+      Value* index = b_.CreateAdd(base, stage_offset(r, c, pitch, k_contiguous, width));
       Address a = address(s);
       if (bytes < 4) {
         Value* value = b_.CreateAlignedLoad(elem_, a.ptr, llvm::Align(l_.elem));

@@ -132,9 +132,7 @@ Value* GemmEmitter::shared_address(const Operand& o, size_t s) {
   const LoadSlot& slot = (*o.slots)[s];
   Value* c = b_.CreateAdd(c32(slot.c), lane);
   Value* r = b_.CreateAdd(c32(slot.o), row);
-  Value* index = p_.tc == 2 ? (o.k_contiguous ? wgmma_offset(r, c, true, o.wgmma_width)
-                                              : wgmma_offset(c, r, false, o.wgmma_width))
-                            : b_.CreateAdd(b_.CreateMul(r, c32(o.pitch)), c);
+  Value* index = stage_offset(r, c, o.pitch, o.k_contiguous, o.wgmma_width);
   return b_.CreatePtrToInt(gep(elem_, smem_, b_.CreateAdd(c32(o.region), index)), i32_);
 }
 

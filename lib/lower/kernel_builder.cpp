@@ -268,6 +268,11 @@ llvm::Value* TiledKernelBuilder::wgmma_offset(Value* mn, Value* k, bool k_contig
   return b_.CreateUDiv(b_.CreateXor(bytes, line_bits), c32(l_.elem));
 }
 
+llvm::Value* TiledKernelBuilder::stage_offset(Value* r, Value* c, int pitch, bool k_contiguous, int width) {
+  if (t_.tc != 2) return b_.CreateAdd(b_.CreateMul(r, c32(pitch)), c);
+  return k_contiguous ? wgmma_offset(r, c, true, width) : wgmma_offset(c, r, false, width);
+}
+
 void TiledKernelBuilder::thread_coordinates() {
   int tm_count = t_.ml / t_.ms, tn_count = t_.nl / t_.ns;
   tm_ = b_.CreateURem(tid_, c32(tm_count));

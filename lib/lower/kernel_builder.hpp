@@ -173,6 +173,10 @@ class TiledKernelBuilder : public KernelBuilder {
   // in a stage of such rows, swizzled.
   int wgmma_width(bool k_contiguous, int mn_per_instruction) const;
   Value* wgmma_offset(Value* mn, Value* k, bool k_contiguous, int width);
+  // Where a copy puts element (r, c) of an operand's stage (r along the global tile's other axis, c
+  // along its contiguous one), in elements: rows of `pitch`, or with TC=2 wgmma's swizzled rows of
+  // `width` bytes, whose order follows `k_contiguous`.
+  Value* stage_offset(Value* r, Value* c, int pitch, bool k_contiguous, int width);
   // The byte offset of (mn, k) in such a stage before the swizzle: what a descriptor's start holds
   // (the tensor cores swizzle the addresses they form).
   Value* wgmma_unswizzled_bytes(Value* mn, Value* k, bool k_contiguous, int width);
