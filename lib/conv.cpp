@@ -2,6 +2,7 @@
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
 #include <isaac/kernel_cache.hpp>
+#include <isaac/runtime/tensor_map.hpp>
 #include <isaac/runtime/workspaces.hpp>
 
 #include <fmt/format.h>
@@ -120,7 +121,16 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
     void* args[] = {&output, &bias, beta_arg};
     runtime::launch(*s.prepare, dim(grid.helper), {static_cast<unsigned>(s.kernel.helper_threads)}, 0, stream, args);
   }
-  void* args[] = {&output, &input, &filter, &lut, &bias, alpha_arg, beta_arg};
+  // TMA: the maps depend on the pointers, so they are built for each launch (microseconds on the host).
+  std::array<runtime::TensorMap, 2> maps;
+  if (lower::conv_tma(s.problem, s.params)) {
+    const lower::ConvTensorMaps m = lower::conv_tensor_maps(s.problem, s.params);
+    auto swizzle = static_cast<runtime::TensorSwizzle>(m.swizzle_bytes);
+    maps[0] = runtime::encode_im2col_tensor_map(input, elem, m.input_dims, m.input_strides, m.lower_corner,
+                                                m.upper_corner, m.channels, m.pixels, m.element_strides, swizzle);
+    maps[1] = runtime::encode_tensor_map(filter, elem, m.filter_dims, m.filter_strides, m.filter_box, swizzle);
+  }
+  void* args[] = {&output, &input, &filter, &lut, &bias, alpha_arg, beta_arg, &maps[0], &maps[1]};
   // After prepare, main may start early: it waits for prepare only before its epilogue (sm_90).
   auto order = s.prepare && s.kernel.overlaps_previous ? runtime::LaunchOrder::overlap_previous
                                                        : runtime::LaunchOrder::after_previous;

@@ -100,7 +100,7 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
     runtime::DevicePtr bases[] = {a, b};
     for (int i = 0; i < 2; ++i)
       maps[i] = runtime::encode_tensor_map(bases[i], static_cast<int>(ir::size_of(g.dtype)), boxes[i].dims,
-                                           boxes[i].strides, boxes[i].box,
+                                           boxes[i].strides, std::array<std::uint32_t, 3>{boxes[i].box[0], boxes[i].box[1], 1},
                                            static_cast<runtime::TensorSwizzle>(boxes[i].swizzle_bytes));
   }
   void* args[] = {&c, &a, &b, &w, alpha_arg, beta_arg, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &maps[0], &maps[1]};

@@ -33,7 +33,7 @@ using llvm::Value;
 class ConvEmitter : public TiledKernelBuilder {
  public:
   ConvEmitter(llvm::Module& module, const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue, int sm)
-      : TiledKernelBuilder(module, v.dtype, conv_as_gemm(p), conv_input_reduction_contiguous(v),
+      : TiledKernelBuilder(module, v.dtype, conv_kernel_tiling(v, p), conv_input_reduction_contiguous(v),
                            conv_filter_k_contiguous(v), false, sm),
         v_(v),
         p_(p),
@@ -43,6 +43,7 @@ class ConvEmitter : public TiledKernelBuilder {
     npq_ = v.n * v.p * v.q;
     crs_ = v.c * v.r * v.s;
     fj_ = v.filter_layout == ir::FilterLayout::krsc ? v.filter_strides[1] : v.filter_strides[3];
+    producer_warp_ = conv_tma_producer_warp(v, p);
   }
 
   std::string name() const {
@@ -77,6 +78,8 @@ class ConvEmitter : public TiledKernelBuilder {
   Address filter_address(size_t slot, Value* k0, bool predicated);
   void load_tile(Value* tile, bool predicated) override;
   void copy_tile_async(Value* tile, Value* buffer, bool predicated) override;
+  void copy_tile_tma(Value* tile, Value* buffer, Value* barrier) override;
+  int barriers_offset() const override { return conv_barriers_offset(l_, t_); }
   void recompute_nan_cells() override;
   void epilogue() override;
 
@@ -88,6 +91,10 @@ class ConvEmitter : public TiledKernelBuilder {
   std::int64_t npq_, crs_, fj_;
 
   Value *O_, *I_, *F_, *LUT_, *bias_, *alpha_, *beta_;
+  // TMA: the tensor maps' generic addresses, and where the window of the block's first pixel starts
+  // (its image, and its first tap's row and column before the filter offsets).
+  Value *input_map_ = nullptr, *filter_map_ = nullptr;
+  Value *window_n_ = nullptr, *window_h_ = nullptr, *window_w_ = nullptr;
   Value *bm_, *bn_, *kz_;
   std::vector<PixelOrigin> a_origin_;  // per input slot
   std::vector<Value*> a_k_;
@@ -198,6 +205,27 @@ void ConvEmitter::copy_tile_async(Value* tile, Value* buffer, bool predicated) {
        [&](size_t s) { return filter_address(s, k0, predicated); });
 }
 
+// TMA (conv_tma): C is a multiple of U, so stage j0 = k_begin + tile * U is U channels from c0 of
+// one tap (r, s). The input's copy brings those channels of the block's PL pixels, each pixel's
+// window moved by the tap's offsets (s * dilation_w, r * dilation_h); the filter's those channels of
+// tap (r, s) of the block's KL filters. Both are one box of U x tile in wgmma's swizzled rows.
+void ConvEmitter::copy_tile_tma(Value* tile, Value* buffer, Value* barrier) {
+  Value* j0 = b_.CreateAdd(k_begin_, b_.CreateMul(tile, c32(g_.u)));
+  Value* tap = b_.CreateUDiv(j0, c32(v_.c));
+  Value* c0 = b_.CreateSub(j0, b_.CreateMul(tap, c32(v_.c)));
+  Value* r = b_.CreateUDiv(tap, c32(v_.s));
+  Value* s = b_.CreateSub(tap, b_.CreateMul(r, c32(v_.s)));
+  auto stage_address = [&](int region, int stage_size) {
+    Value* bytes = b_.CreateMul(b_.CreateAdd(c32(region), b_.CreateMul(buffer, c32(stage_size))), c32(l_.elem));
+    return b_.CreatePtrToInt(gep(b_.getInt8Ty(), smem_, bytes), i32_);
+  };
+  auto offset = [&](Value* x, std::int64_t dilation) { return b_.CreateTrunc(b_.CreateMul(x, c32(dilation)), b_.getInt16Ty()); };
+  tensor_copy_im2col(stage_address(0, l_.stage_a), input_map_, {c0, window_w_, window_h_, window_n_},
+                     {offset(s, v_.dilation_w), offset(r, v_.dilation_h)}, barrier);
+  tensor_copy(stage_address(l_.stages * l_.stage_a, l_.stage_b), filter_map_, {c0, s, r, b_.CreateMul(bn_, c32(g_.nl))},
+              barrier);
+}
+
 // f32 on tensor cores (TC=1): the cells that come out NaN are computed again with FMA
 // (TiledKernelBuilder::recompute_nan_cells_with), each input element through the LUT as load_tile
 // reads it, with the cells' pixels and filters clamped to the last (cells past the edge are never
@@ -281,8 +309,15 @@ void ConvEmitter::epilogue() {
 }
 
 void ConvEmitter::emit_main() {
-  begin_kernel(name(), {gptr_, gptr_, gptr_, gptr_, gptr_, scalar_, scalar_}, l_.threads);
+  std::vector<llvm::Type*> params{gptr_, gptr_, gptr_, gptr_, gptr_, scalar_, scalar_};
+  const int first_map = static_cast<int>(params.size());
+  if (t_.tma) params.insert(params.end(), 2, llvm::PointerType::get(ctx_, 0));
+  begin_kernel(name(), params, l_.threads + (producer_warp_ ? 32 : 0));
   for (int a = 1; a <= 4; ++a) function_->getArg(a)->addAttr(llvm::Attribute::ReadOnly);
+  if (t_.tma) {
+    auto maps = tensor_map_parameters(first_map, 2);
+    input_map_ = maps[0], filter_map_ = maps[1];
+  }
   auto arg = function_->arg_begin();
   O_ = arg++, I_ = arg++, F_ = arg++, LUT_ = arg++, bias_ = arg++, alpha_ = arg++, beta_ = arg++;
 
@@ -304,6 +339,14 @@ void ConvEmitter::emit_main() {
   Value* total = b_.CreateAdd(full, b_.CreateZExt(b_.CreateICmpNE(b_.CreateURem(length, c32(g_.u)), c32(0)), i32_));
 
   thread_coordinates();
+
+  if (t_.tma) {
+    Pixel first = decompose(b_.CreateMul(bm_, c32(g_.ml)));
+    window_n_ = first.n;
+    window_h_ = b_.CreateSub(b_.CreateMul(first.p, c32(v_.stride_h)), c32(v_.pad_h));
+    window_w_ = b_.CreateSub(b_.CreateMul(first.q, c32(v_.stride_w)), c32(v_.pad_w));
+    return accumulate_and_store(full, total, sm_ >= 90);
+  }
 
   // Input slots: the pixel (clamped: rows past the edge re-read the last pixel; their results are
   // never stored), its base offset and (h0, w0).
@@ -396,9 +439,8 @@ ConvKernel emit_conv(const ir::Conv& v, const ConvParams& p, const Target& targe
   }
   kernel.ptx = compile_to_ptx(*module, target_for_params, Optimisation::full);
   kernel.overlaps_previous = target.sm >= 90;
-  kernel.threads = p.threads();
-  kernel.shared_bytes =
-      conv_shared_bytes(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), p);
+  kernel.threads = p.threads() + (conv_tma_producer_warp(v, p) ? 32 : 0);
+  kernel.shared_bytes = conv_kernel_shared_bytes(v, p);
   kernel.emit_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return kernel;
 }

@@ -22,4 +22,23 @@ inline GemmLayout conv_layout(ir::DType dtype, bool input_reduction_contiguous, 
   return GemmLayout(dtype, input_reduction_contiguous, filter_k_contiguous, conv_as_gemm(p));
 }
 
+// The tiling the direct kernel runs: conv_as_gemm, with TMA=1 where conv_tma holds.
+inline GemmParams conv_kernel_tiling(const ir::Conv& v, const ConvParams& p) {
+  GemmParams g = conv_as_gemm(p);
+  g.tma = conv_tma(v, p) ? 1 : 0;
+  return g;
+}
+
+// TMA=1: the stages' mbarriers (filled, emptied) lie after the tiles; CONV stages no epilogue in
+// shared memory, so unlike GEMM's they need not clear its staging.
+inline int conv_barriers_offset(const GemmLayout& l, const GemmParams& g) { return (l.shared_bytes(g) + 7) / 8 * 8; }
+
+// The direct kernel's dynamic shared memory: the tiles (or the warp groups' reduction) and, with TMA,
+// the mbarriers.
+inline int conv_kernel_shared_bytes(const ir::Conv& v, const ConvParams& p) {
+  const GemmParams g = conv_kernel_tiling(v, p);
+  const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
+  return g.tma ? conv_barriers_offset(l, g) + 16 * l.stages : l.shared_bytes(g);
+}
+
 }  // namespace isaac::lower

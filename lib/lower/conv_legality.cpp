@@ -351,6 +351,9 @@ Legality check_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogu
                           p.cg);
   std::int64_t blocks = ((npq + p.pl - 1) / p.pl) * ((v.k + p.kl - 1) / p.kl);
   if (blocks > i32max) return no<Explain>("{} tiles exceed the grid's x limit", blocks);
+  if (int smem = conv_kernel_shared_bytes(v, p); smem > device.max_shared_per_block)
+    return no<Explain>("{} bytes of shared memory (the tiles and TMA's mbarriers) exceed the device's {} per block",
+                       smem, device.max_shared_per_block);
   return {};
 }
 

@@ -408,15 +408,8 @@ void GemmEmitter::emit_main() {
   if (p_.tma) params.insert(params.end(), 2, llvm::PointerType::get(ctx_, 0));
   begin_kernel(name(), params, gemm_launch_threads(g_, p_));
   if (p_.tma) {
-    // CUtensorMap: 128 bytes, 64-byte aligned, passed by value and read where it was passed.
-    auto* map_type = llvm::ArrayType::get(b_.getInt8Ty(), 128);
-    for (int i : {first_map, first_map + 1}) {
-      llvm::Argument* map = function_->getArg(i);
-      map->removeAttr(llvm::Attribute::NoAlias);
-      map->addAttr(llvm::Attribute::getWithByValType(ctx_, map_type));
-      map->addAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
-    }
-    mark_grid_constants(*function_, {first_map, first_map + 1});
+    auto maps = tensor_map_parameters(first_map, 2);
+    a_map_ = maps[0], b_map_ = maps[1];
   }
   function_->getArg(1)->addAttr(llvm::Attribute::ReadOnly);
   function_->getArg(2)->addAttr(llvm::Attribute::ReadOnly);
@@ -426,10 +419,6 @@ void GemmEmitter::emit_main() {
   Value* stride_a = arg++;
   Value* stride_b = arg++;
   Value* stride_c = arg++;
-  if (p_.tma) {
-    a_map_ = b_.CreatePtrToInt(arg++, i64_);
-    b_map_ = b_.CreatePtrToInt(arg++, i64_);
-  }
 
   tid_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   Value* pid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);

@@ -8,6 +8,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -792,15 +793,56 @@ void KernelBuilder::mbarrier_arrive(Value* barrier) {
   ptx_statement("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {barrier});
 }
 
-void KernelBuilder::tensor_copy(Value* shared_address, Value* map, const std::array<Value*, 3>& coordinates,
+void KernelBuilder::tensor_copy(Value* shared_address, Value* map, const std::vector<Value*>& coordinates,
                                 Value* barrier) {
-  ptx_statement("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4}], "
-                "[$5];",
-                "r,l,r,r,r,r", {shared_address, map, coordinates[0], coordinates[1], coordinates[2], barrier});
+  tensor_copy_im2col(shared_address, map, coordinates, {}, barrier);
+}
+
+void KernelBuilder::tensor_copy_im2col(Value* shared_address, Value* map, const std::vector<Value*>& coordinates,
+                                       const std::vector<Value*>& offsets, Value* barrier) {
+  // Operands: $0 shared address, $1 map, the coordinates, the barrier, then the offsets.
+  const std::size_t n = coordinates.size();
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < n; ++i) names.push_back(fmt::format("${}", i + 2));
+  std::string text = fmt::format("cp.async.bulk.tensor.{}d.shared::cluster.global{}.mbarrier::complete_tx::bytes "
+                                 "[$0], [$1, {{{}}}], [${}]",
+                                 n, offsets.empty() ? "" : ".im2col", fmt::join(names, ", "), n + 2);
+  std::string constraints = "r,l";
+  for (std::size_t i = 0; i < n; ++i) constraints += ",r";
+  constraints += ",r";
+  std::vector<Value*> args{shared_address, map};
+  args.insert(args.end(), coordinates.begin(), coordinates.end());
+  args.push_back(barrier);
+  if (!offsets.empty()) {
+    std::vector<std::string> offset_names;
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      offset_names.push_back(fmt::format("${}", n + 3 + i));
+      constraints += ",h";
+    }
+    text += fmt::format(", {{{}}}", fmt::join(offset_names, ", "));
+    args.insert(args.end(), offsets.begin(), offsets.end());
+  }
+  ptx_statement(text + ";", constraints, args);
+}
+
+std::vector<llvm::Value*> KernelBuilder::tensor_map_parameters(int first, int count) {
+  auto* map_type = llvm::ArrayType::get(b_.getInt8Ty(), 128);
+  std::vector<int> indices;
+  std::vector<Value*> addresses;
+  for (int i = first; i < first + count; ++i) {
+    llvm::Argument* map = function_->getArg(i);
+    map->removeAttr(llvm::Attribute::NoAlias);
+    map->addAttr(llvm::Attribute::getWithByValType(ctx_, map_type));
+    map->addAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
+    indices.push_back(i);
+    addresses.push_back(b_.CreatePtrToInt(map, i64_));
+  }
+  mark_grid_constants(*function_, indices);
+  return addresses;
 }
 
 void TiledKernelBuilder::copy_tile_tma(Value*, Value*, Value*) {
-  throw Error("internal error: TMA copies are implemented for the GEMM template only");
+  throw Error("internal error: this template has no TMA copies");
 }
 
 // TMA=1: the TC=2 pipeline with its copies made by the Tensor Memory Accelerator. Buffer b has an
@@ -817,7 +859,7 @@ void TiledKernelBuilder::copy_tile_tma(Value*, Value*, Value*) {
 //    issuing stage t - 1).
 void TiledKernelBuilder::main_loop_tma(Value* total) {
   const int s = l_.stages, consumer_warps = l_.threads / 32;
-  Value* barriers = b_.CreatePtrToInt(gep(b_.getInt8Ty(), smem_, c32(l_.barriers_offset(t_))), i32_);
+  Value* barriers = b_.CreatePtrToInt(gep(b_.getInt8Ty(), smem_, c32(barriers_offset())), i32_);
   auto filled = [&](Value* buffer) { return b_.CreateAdd(barriers, b_.CreateMul(buffer, c32(8))); };
   auto emptied = [&](Value* buffer) { return b_.CreateAdd(filled(buffer), c32(8 * s)); };
   auto copy = [&](Value* tile) {

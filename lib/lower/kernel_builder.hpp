@@ -95,13 +95,20 @@ class KernelBuilder {
   //  - expect_bytes: one arrival that also expects `bytes` from copies before the phase completes;
   //  - wait: until the phase of parity `parity` (0 or 1) has completed;
   //  - arrive: one arrival, with release semantics;
-  //  - tensor_copy: cp.async.bulk.tensor of the box at (x, y, z) of the tensor map at generic
-  //    address `map` into shared memory at `shared_address`, counted on `barrier`.
+  //  - tensor_copy: cp.async.bulk.tensor of the box at `coordinates` (3 to 5 of them, i32) of the
+  //    tensor map at generic address `map` into shared memory at `shared_address`, counted on `barrier`;
+  //  - tensor_copy_im2col: the same from an im2col map, the window moved by the filter offsets
+  //    `offsets` (one per spatial dimension, i16).
   void mbarrier_init(Value* barrier, int arrivals);
   void mbarrier_expect_bytes(Value* barrier, int bytes);
   void mbarrier_wait(Value* barrier, Value* parity);
   void mbarrier_arrive(Value* barrier);
-  void tensor_copy(Value* shared_address, Value* map, const std::array<Value*, 3>& coordinates, Value* barrier);
+  void tensor_copy(Value* shared_address, Value* map, const std::vector<Value*>& coordinates, Value* barrier);
+  void tensor_copy_im2col(Value* shared_address, Value* map, const std::vector<Value*>& coordinates,
+                          const std::vector<Value*>& offsets, Value* barrier);
+  // Makes kernel parameters first .. first + count - 1 tensor maps: 128 bytes, 64-byte aligned, passed
+  // by value and read where they were passed (grid constants). Returns their generic addresses.
+  std::vector<Value*> tensor_map_parameters(int first, int count);
 
   llvm::LLVMContext& ctx_;
   llvm::Module& module_;
@@ -139,9 +146,11 @@ class TiledKernelBuilder : public KernelBuilder {
   // TC=1: copies stage `tile` of this block's K range into shared-memory buffer `buffer` with
   // cp.async (zeros past the K range where `predicated`).
   virtual void copy_tile_async(Value* tile, Value* buffer, bool predicated) = 0;
-  // TMA=1 (GEMM only): one thread copies stage `tile` into buffer `buffer` with tensor copies that
-  // complete on the mbarrier at `barrier`, which expects the stage's bytes.
+  // TMA=1: one thread copies stage `tile` into buffer `buffer` with tensor copies that complete on
+  // the mbarrier at `barrier`, which expects the stage's bytes.
   virtual void copy_tile_tma(Value* tile, Value* buffer, Value* barrier);
+  // TMA=1: where the stages' mbarriers lie in shared memory (bytes).
+  virtual int barriers_offset() const { return l_.barriers_offset(t_); }
   // Called between the main loop and the warp-group reduction: the f32 tensor-core kernels compute
   // again, with FMA, the cells that came out NaN (recompute_nan_cells_with).
   virtual void recompute_nan_cells() {}
@@ -232,7 +241,7 @@ class TiledKernelBuilder : public KernelBuilder {
   // TC=2: wm_, wn_ place the warp group, warp_ is the warp within it.
   Value *wm_ = nullptr, *wn_ = nullptr, *lane_ = nullptr, *group_ = nullptr, *quad_ = nullptr, *warp_ = nullptr;
   Value *k_begin_ = nullptr, *k_end_ = nullptr;
-  bool producer_warp_ = false;  // TMA=1 (GEMM): tma_producer_warp
+  bool producer_warp_ = false;  // TMA=1: tma_producer_warp (GEMM), conv_tma_producer_warp (CONV)
   std::vector<LoadSlot> slots_a_, slots_b_;
   std::vector<llvm::AllocaInst*> pre_a_, pre_b_;  // per slot: the prefetched vector
   std::vector<llvm::AllocaInst*> acc_cells_;      // MS*NS (or MS*NS/2 f16x2) accumulators

@@ -17,7 +17,8 @@ namespace isaac::runtime::driver {
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)       \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuModuleLoadDataEx) X(cuModuleLoadData)               \
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute)                \
-  X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuCtxSynchronize) X(cuTensorMapEncodeTiled)
+  X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuCtxSynchronize) X(cuTensorMapEncodeTiled)                  \
+  X(cuTensorMapEncodeIm2col)
 
 struct Api {
 #define ISAAC_DECLARE(name) decltype(&::name) name = nullptr;

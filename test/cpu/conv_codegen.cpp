@@ -8,6 +8,7 @@
 #include <isaac/lower/ptxas.hpp>
 #include <isaac/lower/target.hpp>
 
+#include "support/conv_tma_cases.hpp"
 #include "support/legality_checks.hpp"
 #include "support/occurrences.hpp"
 #include "support/parallel_compile.hpp"
@@ -332,13 +333,123 @@ TEST_CASE("f16 TC=2 CONV kernels are sm_90a PTX with U/16 x PS/8 wgmma per stage
       const bool input_reduction = il == ImageLayout::nhwc, filter_reduction = fl != FilterLayout::crsk;
       const std::string flags = fmt::format("isaac_scale, 1, 1, {}, {};", input_reduction ? 0 : 1, filter_reduction ? 0 : 1);
       CHECK(count(kernel.ptx, flags) == count(kernel.ptx, shape));
-      CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == 1);
+      // NHWC/KRSC copies with TMA (C = 64 is a multiple of U), which needs no proxy fence.
+      const bool tma = il == ImageLayout::nhwc && fl == FilterLayout::krsc;
+      CHECK(lower::conv_tma(v, p) == tma);
+      CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == (tma ? 0 : 1));
       if (lower::ptxas_available()) {
         auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
         REQUIRE_MESSAGE(report.ok, report.log);
         CHECK(report.spill_stores == 0);
       }
     }
+}
+
+// f16 TC=2 with an NHWC input and a KRSC filter copies with TMA (lower::conv_tma) where the problem
+// allows it; the tensor maps carry its geometry per axis.
+TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allows it; the maps hold its geometry") {
+  // R != S, and stride, padding and dilation differ between the axes.
+  auto make = [](std::int64_t c, std::int64_t pad_h, std::int64_t stride_h) {
+    ir::Conv v = ir::dense_conv(DType::f16, 3, c, 19, 17, 72, 5, 3, 1, 0, 1, ImageLayout::nhwc, FilterLayout::krsc);
+    v.stride_h = stride_h, v.pad_h = pad_h, v.pad_w = 1, v.dilation_w = 2;
+    v.p = ir::output_size(v.h, v.r, v.stride_h, v.pad_h, v.dilation_h);
+    v.q = ir::output_size(v.w, v.s, v.stride_w, v.pad_w, v.dilation_w);
+    v.output_strides = ir::dense_strides(ImageLayout::nhwc, {v.n, v.k, v.p, v.q});
+    return v;
+  };
+  const ir::Conv v = make(32, 2, 2);
+  ConvParams p = lower::parse_conv_params("PL=64,KL=64,PS=8,KS=4,U=32,VI=8,VF=8,TC=2");
+  lower::fit_conv_load_layouts(v, p);
+  auto legal = lower::check_conv(v, p);
+  REQUIRE_MESSAGE(legal.legal, legal.reason);
+  CHECK(lower::conv_tma(v, p));
+
+  // (TC=2's 16-byte copies already need 16-byte aligned tensors and strides, and an NHWC input's
+  // reduction along its channels: a KRSC filter.)
+  SUBCASE("where TMA cannot copy, the same set copies with cp.async") {
+    auto without = [&](ir::Conv u, ConvParams q, const char* why) {
+      INFO(std::string(why));
+      lower::fit_conv_load_layouts(u, q);
+      auto legal = lower::check_conv(u, q);
+      CHECK_MESSAGE(legal.legal, legal.reason);
+      CHECK_FALSE(lower::conv_tma(u, q));
+    };
+    without(make(40, 2, 2), p, "C = 40 is not a multiple of U = 32");
+    without(make(32, 130, 2), p, "the window's lower corner, -130, is out of [-128, 127]");
+    without(make(32, 2, 9), p, "a stride of 9 is more than TMA's 8");
+    ConvParams split = lower::parse_conv_params("PL=128,KL=256,PS=16,KS=8,U=32,CG=2,VI=8,VF=8,TC=2");
+    without(v, split, "ptxas spills the TMA kernel of a KL = 256 tile under a CG split");
+    ConvParams mma = p;
+    mma.tc = 1, mma.u = 16;
+    without(v, mma, "TC=1 (mma.sync) copies with cp.async");
+    ir::Conv chwn = ir::dense_conv(DType::f16, 8, 32, 19, 17, 72, 5, 3, 1, 1, 1, ImageLayout::chwn, FilterLayout::krsc);
+    without(chwn, p, "a CHWN input has no contiguous channels");
+  }
+
+  SUBCASE("the maps: (C, W, H, N) in im2col mode with the windows' corners per axis, (C, S, R, K) tiled") {
+    // P = (19 + 4 - 4 - 1) / 2 + 1 = 10 rows of windows from -2 by 2: the last starts at 16, two before
+    // the image's end (19); Q = (17 + 2 - 4 - 1) + 1 = 15 columns from -1: the last starts at 13.
+    REQUIRE(v.p == 10);
+    REQUIRE(v.q == 15);
+    const lower::ConvTensorMaps m = lower::conv_tensor_maps(v, p);
+    CHECK(m.input_dims == std::array<std::uint64_t, 4>{32, 17, 19, 3});
+    CHECK(m.input_strides == std::array<std::uint64_t, 3>{64, 17 * 64, 19 * 17 * 64});
+    CHECK(m.lower_corner == std::array<int, 2>{-1, -2});
+    CHECK(m.upper_corner == std::array<int, 2>{13 + 1 - 17, 16 + 1 - 19});
+    CHECK(m.element_strides == std::array<std::uint32_t, 4>{1, 1, 2, 1});
+    CHECK(m.channels == 32);
+    CHECK(m.pixels == 64);
+    CHECK(m.filter_dims == std::array<std::uint64_t, 4>{32, 3, 5, 72});
+    CHECK(m.filter_strides == std::array<std::uint64_t, 3>{64, 3 * 64, 5 * 3 * 64});
+    CHECK(m.filter_box == std::array<std::uint32_t, 4>{32, 1, 1, 64});
+    CHECK(m.swizzle_bytes == 64);
+  }
+
+  SUBCASE("the kernel: im2col and tiled copies, no thread copies, mbarriers after the tiles") {
+    auto kernel = lower::emit_conv(v, p, lower::Target{90, false}, {});
+    CHECK(count(kernel.ptx, "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes") >= 1);
+    CHECK(count(kernel.ptx, "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes") >= 1);
+    CHECK(count(kernel.ptx, "cp.async.cg") == 0);
+    CHECK(count(kernel.ptx, "cp.async.ca") == 0);
+    CHECK(count(kernel.ptx, "mbarrier.try_wait.parity") >= 1);
+    // Four stages of (64 + 64) x 32 halves, then a filled and an emptied mbarrier per stage.
+    CHECK(kernel.shared_bytes == 4 * 128 * 32 * 2 + 4 * 16);
+    CHECK(kernel.threads == p.threads() + (lower::conv_tma_producer_warp(v, p) ? 32 : 0));
+    if (lower::ptxas_available()) {
+      auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+      REQUIRE_MESSAGE(report.ok, report.log);
+      CHECK(report.spill_stores == 0);
+    }
+  }
+
+  SUBCASE("the GPU test's TMA cases are legal, copy with TMA, and assemble without spills") {
+    auto cases = test::conv_tma_cases();
+    int producers = 0;
+    for (const test::ConvTmaCase& c : cases) {
+      INFO(ir::to_string(c.problem) << " " << c.params.str());
+      auto legal = lower::check_conv(c.problem, c.params, c.epilogue);
+      REQUIRE_MESSAGE(legal.legal, legal.reason);
+      REQUIRE(lower::conv_tma(c.problem, c.params));
+      producers += lower::conv_tma_producer_warp(c.problem, c.params);
+      if (!lower::ptxas_available()) continue;
+      auto kernel = lower::emit_conv(c.problem, c.params, lower::Target{90, false}, c.epilogue);
+      auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+      REQUIRE_MESSAGE(report.ok, report.log);
+      CHECK(report.spill_stores == 0);
+    }
+    // Some run long enough for a producer warp of their own, others issue from thread 0.
+    CHECK(producers >= 2);
+    CHECK(producers < static_cast<int>(cases.size()));
+  }
+
+  SUBCASE("a long reduction gets a producer warp") {
+    ir::Conv deep = ir::dense_conv(DType::f16, 2, 256, 9, 9, 64, 3, 3, 1, 1, 1, ImageLayout::nhwc, FilterLayout::krsc);
+    ConvParams q = lower::parse_conv_params("PL=128,KL=64,PS=16,KS=4,U=64,VI=8,VF=8,TC=2");
+    lower::fit_conv_load_layouts(deep, q);
+    REQUIRE(lower::conv_legal(deep, q));
+    CHECK(lower::conv_tma_producer_warp(deep, q));  // 36 stages
+    CHECK(lower::emit_conv(deep, q, lower::Target{90, false}, {}).threads == q.threads() + 32);
+  }
 }
 
 TEST_CASE("the CONV look-up table: offsets and taps per reduction index, padded with taps outside the image") {
@@ -447,8 +558,10 @@ TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dty
   int failed = 0, spilled = 0;
   auto tc_jobs = std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.params.tc; });
   auto wgmma_jobs = std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.params.tc == 2; });
+  auto tma_jobs = std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return lower::conv_tma(j.problem, j.params); });
   CHECK(tc_jobs >= 50);
   CHECK(wgmma_jobs >= 20);
+  CHECK(tma_jobs >= 5);
   double emit_total = 0, est_error = 0, est_bias = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const auto& r = results[i];
@@ -465,10 +578,10 @@ TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dty
       FAIL_CHECK(what << ": " << r.spills << " bytes of spills (" << r.regs << " registers)");
     }
   }
-  MESSAGE(fmt::format("{} CONV kernels ({} on tensor cores, {} of them TC=2) through ptxas in {:.1f} s on 2 threads: {} "
+  MESSAGE(fmt::format("{} CONV kernels ({} on tensor cores, {} of them TC=2, {} with TMA) through ptxas in {:.1f} s on 2 threads: {} "
                       "failed, {} spilled; LLVM {:.1f} ms per kernel on average; register estimate off by {:.1f} on "
                       "average (estimate - ptxas: {:+.1f})",
-                      jobs.size(), tc_jobs, wgmma_jobs, seconds, failed, spilled, emit_total / jobs.size(), est_error / jobs.size(),
+                      jobs.size(), tc_jobs, wgmma_jobs, tma_jobs, seconds, failed, spilled, emit_total / jobs.size(), est_error / jobs.size(),
                       est_bias / jobs.size()));
   CHECK(failed == 0);
   CHECK(spilled == 0);

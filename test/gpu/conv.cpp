@@ -13,6 +13,7 @@
 #include <isaac/ir/pattern.hpp>
 #include <isaac/runtime/runtime.hpp>
 
+#include "support/conv_tma_cases.hpp"
 #include "support/host_data.hpp"
 #include "support/parallel_compile.hpp"
 
@@ -351,6 +352,25 @@ TEST_CASE("CONV TC=2: f16 on wgmma on every layout, padding, stride and split wh
   // CHWN inputs with N a multiple of 8 and NHWC ones with C a multiple of 8, with a filter whose
   // contiguous extent is one too: three layouts of several shapes each.
   REQUIRE(cases.size() >= 20);
+  compile_and_check(cases);
+}
+
+// TMA copies (lower::conv_tma): the cases of support/conv_tma_cases.hpp, which the CPU test checks
+// are legal, copy with TMA and assemble without spills.
+TEST_CASE("CONV TMA: f16 NHWC/KRSC on wgmma, copied by the Tensor Memory Accelerator in im2col mode") {
+  auto info = runtime::device_info(0);
+  if (info.compute_capability() != 90) {
+    MESSAGE("SKIPPED: TMA copies feed wgmma, which only sm_90 has; this device is sm_" << info.compute_capability());
+    return;
+  }
+  std::vector<Case> cases;
+  for (const test::ConvTmaCase& c : test::conv_tma_cases()) {
+    INFO(ir::to_string(c.problem) << " " << c.params.str());
+    auto legal = lower::check_conv(c.problem, c.params, c.epilogue, device_limits(info));
+    REQUIRE_MESSAGE(legal, legal.reason);
+    REQUIRE(lower::conv_tma(c.problem, c.params));
+    cases.push_back({c.problem, c.params, c.epilogue, 1.25, c.beta});
+  }
   compile_and_check(cases);
 }
 

@@ -102,7 +102,8 @@ using ConvLutEntry = std::array<std::int32_t, 4>;
 std::vector<ConvLutEntry> conv_lookup_table(const ir::Conv& problem, const ConvParams& p);
 
 // Kernel arguments, in this order:
-//   main:      (O*, I*, F*, LUT*, bias*, alpha, beta) grid conv_grid().main, conv.threads threads
+//   main:      (O*, I*, F*, LUT*, bias*, alpha, beta) grid conv_grid().main, conv.threads threads; conv_tma
+//              kernels take the input's and the filter's tensor maps after beta (conv_tensor_maps)
 //   prepare:   (O*, bias*, beta)                      CG > 1 only: O = beta * O + bias, before main
 //   transform: (W*, F*)                               WG=1 only: the filter's planes into the workspace W
 //                                                     (conv_grid().workspace_bytes), before main, which
@@ -131,6 +132,39 @@ struct ConvGrid {
   std::size_t workspace_bytes = 0;          // WG=1: the transformed filter; WG=2: winograd_product's
 };
 ConvGrid conv_grid(const ir::Conv& problem, const ConvParams& p);
+
+// TC=2 with an NHWC input and a KRSC filter: where the problem allows it, the Tensor Memory
+// Accelerator copies both operands' tiles (one producer thread, or a producer warp of its own by
+// GEMM's rule, tma_producer_warp), the input in im2col mode: a stage is U channels of one tap (r, s)
+// for the block's PL consecutive output pixels, padding and pixels past the end read as zero, and no
+// thread computes an address or reads the LUT. It allows it when C is a multiple of U, the input and
+// filter are 16-byte aligned with strides of whole 16 bytes, the strides are at most 8, the
+// window's corners (below) lie within [-128, 127], and the set is not a KL = 256 tile under a CG
+// split (whose TMA kernel ptxas spills). Not a parameter: the same set copies with
+// cp.async where TMA cannot, and the tuner's model knows the set, not the copy.
+bool conv_tma(const ir::Conv& problem, const ConvParams& p);
+// Whether a conv_tma kernel has a producer warp (its launch then has p.threads() + 32 threads).
+bool conv_tma_producer_warp(const ir::Conv& problem, const ConvParams& p);
+
+// conv_tma: the two tensor maps a launch builds for its pointers (runtime/tensor_map.hpp), in elements
+// except the strides (bytes).
+//  - the input, im2col: dims (C, W, H, N); a copy brings `channels` (U) channels of `pixels` (PL)
+//    pixels whose windows start within lower_corner (-pad) to the far edge plus upper_corner, (w, h)
+//    each, stepping by the convolution's strides;
+//  - the filter, tiled: dims (C, S, R, K), box (U, 1, 1, KL).
+// Both land in wgmma's swizzled rows of 2U bytes.
+struct ConvTensorMaps {
+  std::array<std::uint64_t, 4> input_dims{};
+  std::array<std::uint64_t, 3> input_strides{};
+  std::array<int, 2> lower_corner{}, upper_corner{};
+  std::uint32_t channels = 0, pixels = 0;
+  std::array<std::uint32_t, 4> element_strides{};
+  std::array<std::uint64_t, 4> filter_dims{};
+  std::array<std::uint64_t, 3> filter_strides{};
+  std::array<std::uint32_t, 4> filter_box{};
+  int swizzle_bytes = 0;
+};
+ConvTensorMaps conv_tensor_maps(const ir::Conv& problem, const ConvParams& p);
 
 // WG=2: the batched GEMM over the planes, and where its operands lie in the workspace (byte offsets):
 // A is the input's planes V (tiles x C, tiles contiguous), B the filter's U (C x K, filters

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace isaac::runtime {
 
@@ -19,13 +20,27 @@ struct alignas(128) TensorMap {
 // XORed with the row's index (the layouts wgmma reads, PTX ISA "Shared memory matrix layout").
 enum class TensorSwizzle { none = 0, bytes32 = 32, bytes64 = 64, bytes128 = 128 };
 
-// A three-dimensional tiled map of elements of `element_bytes` (2, 4 or 8) at `base`. Dimension 0 is
-// contiguous; strides[i] is the distance in bytes between consecutive indices of dimension i + 1.
-// A copy reads a box of box[0] x box[1] x 1 elements; what lies outside the tensor reads as zero.
-// Throws InvalidArgument naming the rule (16-byte aligned base and strides, box sides of 1 to 256,
-// an inner box side within the swizzle's row) before the driver is asked, DriverError if it refuses.
-TensorMap encode_tensor_map(DevicePtr base, int element_bytes, std::array<std::uint64_t, 3> dims,
-                            std::array<std::uint64_t, 2> strides, std::array<std::uint32_t, 2> box,
+// A tiled map of a tensor of 1 to 5 dimensions whose elements are `element_bytes` (2, 4 or 8) at
+// `base`. Dimension 0 is contiguous; strides[i] is the distance in bytes between consecutive indices
+// of dimension i + 1. A copy reads a box of box[0] x box[1] x ... elements; what lies outside the
+// tensor reads as zero. Throws InvalidArgument naming the rule (16-byte aligned base and strides, box
+// sides of 1 to 256, an inner box side within the swizzle's row) before the driver is asked,
+// DriverError if it refuses.
+TensorMap encode_tensor_map(DevicePtr base, int element_bytes, std::span<const std::uint64_t> dims,
+                            std::span<const std::uint64_t> strides, std::span<const std::uint32_t> box,
                             TensorSwizzle swizzle);
+
+// An im2col map of an image tensor of 3 to 5 dimensions, (C, W[, H[, D]], N) with C contiguous: a
+// copy reads `pixels` consecutive output pixels (W fastest, then H, D and N) of `channels` channels
+// each, starting at the pixel and channel the copy names and moved by its filter offsets; taps
+// outside the image read as zero. A pixel's window starts range over the bounding box from
+// lower_corner to the image's far edge plus upper_corner (one value per spatial dimension, W first,
+// within [-128, 127] for a 4-dimensional tensor), stepping by element_strides (the convolution's
+// strides; one per dimension, C's first and ignored). Throws InvalidArgument as encode_tensor_map does,
+// DriverError if the driver refuses.
+TensorMap encode_im2col_tensor_map(DevicePtr base, int element_bytes, std::span<const std::uint64_t> dims,
+                                   std::span<const std::uint64_t> strides, std::span<const int> lower_corner,
+                                   std::span<const int> upper_corner, std::uint32_t channels, std::uint32_t pixels,
+                                   std::span<const std::uint32_t> element_strides, TensorSwizzle swizzle);
 
 }  // namespace isaac::runtime
