@@ -99,7 +99,10 @@ static std::function<int()> add_conv_command(CLI::App& app) {
                                          grid.workspace_bytes, ir::to_string(lower::winograd_product(problem, params).gemm),
                                          lower::winograd_product(problem, params).params.str())
             : params.wg    ? fmt::format(", filter transform into a {}-byte workspace", grid.workspace_bytes)
-                           : fmt::format(", LUT {} entries", lower::conv_lookup_table(problem, params).size());
+            : lower::conv_tma(problem, params)
+                ? fmt::format(", TMA copies (im2col){}",
+                              lower::conv_tma_producer_warp(problem, params) ? " from a producer warp" : "")
+                : fmt::format(", LUT {} entries", lower::conv_lookup_table(problem, params).size());
         return std::pair{kernel, fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, grid {}x{}, LLVM "
                                              "{:.1f} ms{}\nestimated registers: {}\n",
                                              kernel.threads, kernel.shared_bytes, grid.main[0], grid.main[1],

@@ -58,6 +58,14 @@ void ConvShapeOptions::validate() const {
     throw InvalidArgument(fmt::format("--aligned-share {}: a fraction in [0, 1]", aligned_share));
 }
 
+void align_conv_extents(const ConvShapeOptions& o, std::mt19937_64& rng, std::int64_t& n, std::int64_t& c,
+                        std::int64_t& k) {
+  if (o.aligned_share <= 0 || uniform01(rng) >= o.aligned_share) return;
+  // A range without a multiple of 8 above the draw keeps the draw.
+  auto round_up = [](std::int64_t x, std::int64_t hi) { return (x + 7) / 8 * 8 <= hi ? (x + 7) / 8 * 8 : x; };
+  n = round_up(n, o.n_max), c = round_up(c, o.c_max), k = round_up(k, o.k_max);
+}
+
 ir::Conv random_conv(const ConvShapeOptions& o, std::mt19937_64& rng) {
   auto pick = [&](std::size_t count) { return std::min(std::size_t(uniform01(rng) * double(count)), count - 1); };
   const ir::DType dtype = o.dtypes[pick(o.dtypes.size())];
@@ -75,12 +83,7 @@ ir::Conv random_conv(const ConvShapeOptions& o, std::mt19937_64& rng) {
     std::int64_t n = log_uniform(o.n_min, o.n_max, rng), c = log_uniform(o.c_min, o.c_max, rng),
                  k = log_uniform(o.k_min, o.k_max, rng);
     const std::int64_t p = log_uniform(o.pq_min, o.pq_max, rng), q = log_uniform(o.pq_min, o.pq_max, rng);
-    // Rounded up within the ranges (a range without a multiple of 8 keeps its draw); the draw is
-    // taken only where the share is set, so that other plans stay as they were.
-    if (o.aligned_share > 0 && uniform01(rng) < o.aligned_share) {
-      auto round_up = [](std::int64_t x, std::int64_t hi) { return (x + 7) / 8 * 8 <= hi ? (x + 7) / 8 * 8 : x; };
-      n = round_up(n, o.n_max), c = round_up(c, o.c_max), k = round_up(k, o.k_max);
-    }
+    align_conv_extents(o, rng, n, c, k);
     // Rejection keeps the distribution log-uniform inside the caps.
     if (input_size(p, r, stride, pad, dilation) < 1 || input_size(q, s, stride, pad, dilation) < 1) continue;
     const ir::Conv v = make(n, c, k, p, q);

@@ -36,6 +36,11 @@ struct ConvShapeOptions {
 // input sizes that give P x Q outputs; dtype and layout (NCHW/KCRS, CHWN/CRSK or NHWC/KRSC) uniform.
 ir::Conv random_conv(const ConvShapeOptions& o, std::mt19937_64& rng);
 
+// With probability o.aligned_share, N, C and K rounded up to multiples of 8 where their ranges allow.
+// The draw is taken only where the share is set, so that other plans stay as they were.
+void align_conv_extents(const ConvShapeOptions& o, std::mt19937_64& rng, std::int64_t& n, std::int64_t& c,
+                        std::int64_t& k);
+
 struct ConvPlanOptions {
   ConvShapeOptions shapes;
   int per_shape = 8;           // parameter sets per input: distinct while the legal space allows

@@ -309,7 +309,8 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--pq-max", flags->conv_shapes.pq_max, "CONV: largest output height P and width Q")
       ->capture_default_str();
-  cmd->add_option("--aligned-share", flags->aligned_share, "share of the inputs with M, N and K multiples of 8")
+  cmd->add_option("--aligned-share", flags->aligned_share,
+                  "share of the inputs with M, N and K (CONV: N, C and K) rounded up to multiples of 8")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--square-share", flags->square_share, "share of the inputs with M = N = K")
@@ -331,13 +332,13 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       if (flags->winograd_share != 0) throw InvalidArgument("--winograd-share is for CONV rounds: GEMM has no Winograd");
       exit_code = run_focus(*flags);
     } else if (flags->template_name == "conv") {
-      refuse({"--kg-siblings", "--kind-siblings", "--load-siblings", "--m-min", "--m-max", "--max-mnk", "--aligned-share",
-              "--square-share"},
+      refuse({"--kg-siblings", "--kind-siblings", "--load-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share"},
              "gemm");
       ConvFocusFlags c;
       c.out = flags->out, c.model_path = flags->model_path, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
       c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;
       c.shapes = flags->conv_shapes;
+      c.shapes.aligned_share = flags->aligned_share;
       // N and K are options of both templates, with defaults of each: CONV takes them where given.
       for (auto [name, from, to] : {std::tuple{"--n-min", flags->shapes.n_min, &c.shapes.n_min},
                                     {"--n-max", flags->shapes.n_max, &c.shapes.n_max},

@@ -48,9 +48,10 @@ ir::Conv random_conv(std::mt19937_64& rng, std::vector<ir::DType> dtypes, const 
       {ir::ImageLayout::chwn, ir::FilterLayout::crsk},
       {ir::ImageLayout::nhwc, ir::FilterLayout::krsc}};
   for (;;) {
-    const std::int64_t n = log_uniform(rng, double(shapes.n_min), double(shapes.n_max)),
-                       c = log_uniform(rng, double(shapes.c_min), double(shapes.c_max)),
-                       k = log_uniform(rng, double(shapes.k_min), double(shapes.k_max));
+    std::int64_t n = log_uniform(rng, double(shapes.n_min), double(shapes.n_max)),
+                 c = log_uniform(rng, double(shapes.c_min), double(shapes.c_max)),
+                 k = log_uniform(rng, double(shapes.k_min), double(shapes.k_max));
+    align_conv_extents(shapes, rng, n, c, k);
     const std::int64_t p = log_uniform(rng, double(shapes.pq_min), double(shapes.pq_max)),
                        q = log_uniform(rng, double(shapes.pq_min), double(shapes.pq_max));
     const auto [r, s] = winograd ? winograd_filters[rng() % std::size(winograd_filters)]
@@ -155,9 +156,9 @@ int run_conv_focus(const ConvFocusFlags& f) {
   if (!out) throw InvalidArgument("cannot write " + f.out);
   const ConvShapeOptions& o = f.shapes;
   std::fprintf(out,
-               "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d winograd-share=%g n=%lld..%lld "
-               "c=%lld..%lld k=%lld..%lld pq=%lld..%lld max-flops=%g\n",
-               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.winograd_share, (long long)o.n_min,
+               "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d winograd-share=%g aligned-share=%g "
+               "n=%lld..%lld c=%lld..%lld k=%lld..%lld pq=%lld..%lld max-flops=%g\n",
+               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.winograd_share, o.aligned_share, (long long)o.n_min,
                (long long)o.n_max, (long long)o.c_min, (long long)o.c_max, (long long)o.k_min, (long long)o.k_max,
                (long long)o.pq_min, (long long)o.pq_max, o.max_flops);
   std::fprintf(out, "dtype,suite,layout,n,c,h,w,k,r,s,stride,pad,dilation,params,status,median_ms,tflops,rank,"
