@@ -7,6 +7,7 @@
 #include <isaac/lower/conv.hpp>
 #include <isaac/lower/ptxas.hpp>
 #include <isaac/lower/target.hpp>
+#include <isaac/runtime/tensor_map.hpp>
 
 #include "support/conv_tma_cases.hpp"
 #include "support/legality_checks.hpp"
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <random>
@@ -440,6 +442,27 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
     // Some run long enough for a producer warp of their own, others issue from thread 0.
     CHECK(producers >= 2);
     CHECK(producers < static_cast<int>(cases.size()));
+  }
+
+  SUBCASE("the maps of the GPU test's TMA cases pass the runtime's rules") {
+    // The runtime checks its rules before it asks the driver: without one, a map that passes them
+    // ends in DriverError, and one that breaks a rule in InvalidArgument, which fails this test.
+    auto encode = [](const std::function<void()>& f) {
+      try {
+        f();
+      } catch (const DriverError&) {
+      }
+    };
+    for (const test::ConvTmaCase& c : test::conv_tma_cases()) {
+      INFO(ir::to_string(c.problem) << " " << c.params.str());
+      const lower::ConvTensorMaps m = lower::conv_tensor_maps(c.problem, c.params);
+      const auto swizzle = static_cast<runtime::TensorSwizzle>(m.swizzle_bytes);
+      encode([&] {
+        runtime::encode_im2col_tensor_map(0x10000, 2, m.input_dims, m.input_strides, m.lower_corner, m.upper_corner,
+                                          m.channels, m.pixels, m.element_strides, swizzle);
+      });
+      encode([&] { runtime::encode_tensor_map(0x10000, 2, m.filter_dims, m.filter_strides, m.filter_box, swizzle); });
+    }
   }
 
   SUBCASE("a long reduction gets a producer warp") {
