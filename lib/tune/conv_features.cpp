@@ -1,4 +1,5 @@
 #include <isaac/tune/conv_features.hpp>
+#include <isaac/tune/occupancy.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -12,6 +13,15 @@ double lg(double v) { return std::log2(std::max(v, 1.0)); }
 double lg(int v) { return v > 0 && (v & (v - 1)) == 0 ? std::countr_zero(unsigned(v)) : lg(double(v)); }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / std::max<std::int64_t>(b, 1); }
 
+// The registers a direct kernel's threads are expected to hold, for its occupancy. wgmma (TC=2)
+// kernels hold their accumulators and little else: on sm_90, ptxas gave 50 of 53 random f16 TMA sets
+// their accumulators plus 26 registers, and cp.async ones plus 26 to 86 (50 on average), where the
+// legality estimate, made to be safe, lies 39 (cp.async) and 59 (TMA) above ptxas's count.
+int occupancy_registers(const ir::Conv& v, const lower::ConvParams& p, bool tma) {
+  if (p.tc != 2) return lower::estimate_conv_registers(v, p);
+  return p.pl * p.kl / p.threads() + (tma ? 26 : 50);
+}
+
 }  // namespace
 
 const std::vector<std::string>& conv_feature_names() {
@@ -21,11 +31,15 @@ const std::vector<std::string>& conv_feature_names() {
       "filter_k_contiguous", "f16", "bf16", "f32", "f64",
       "log2_pl", "log2_kl", "log2_ps", "log2_ks", "log2_u", "log2_cs", "log2_cl", "log2_cg", "log2_vi", "log2_vf",
       "log2_li", "log2_lf", "db", "tc", "log2_threads", "log2_blocks", "log2_reduction_iterations", "wg",
-      "log2_group_planes"};
+      "log2_group_planes", "tma", "log2_resident_blocks", "wave_fill"};
   return names;
 }
 
-std::vector<double> conv_features(const ir::Conv& v, std::span<const lower::ConvParams> params) {
+std::vector<double> conv_features(const ir::Conv& v, std::span<const lower::ConvParams> params,
+                                  const lower::DeviceLimits& device) {
+  const Multiprocessors sms = multiprocessors(device);
+  const bool input_reduction_contiguous = lower::conv_input_reduction_contiguous(v);
+  const bool filter_k_contiguous = lower::conv_filter_k_contiguous(v);
   const size_t width = conv_feature_names().size();
   const ir::ImplicitGemm g = ir::implicit_gemm(v);
   std::vector<double> problem = {lg(double(v.n)), lg(double(v.c)), lg(double(v.h)), lg(double(v.w)), lg(double(v.k)),
@@ -33,8 +47,8 @@ std::vector<double> conv_features(const ir::Conv& v, std::span<const lower::Conv
                                  lg(double(std::max(v.stride_h, v.stride_w))),
                                  lg(double(std::max(v.pad_h, v.pad_w) + 1)),
                                  lg(double(std::max(v.dilation_h, v.dilation_w))), lg(double(g.m)), lg(double(g.n)),
-                                 lg(double(g.k)), double(lower::conv_input_reduction_contiguous(v)),
-                                 double(lower::conv_filter_k_contiguous(v)), double(v.dtype == ir::DType::f16),
+                                 lg(double(g.k)), double(input_reduction_contiguous), double(filter_k_contiguous),
+                                 double(v.dtype == ir::DType::f16),
                                  double(v.dtype == ir::DType::bf16), double(v.dtype == ir::DType::f32),
                                  double(v.dtype == ir::DType::f64)};
   std::vector<double> out(width * params.size());
@@ -60,17 +74,33 @@ std::vector<double> conv_features(const ir::Conv& v, std::span<const lower::Conv
       *o++ = 1;
       *o++ = lg(double((v.r + 1) * (v.s + 1) / std::max(p.cl, 1)));
     } else {
-      *o++ = lg(double(ceil_div(g.m, p.pl) * ceil_div(g.n, p.kl) * std::max(p.cg, 1)));
+      const double blocks = double(ceil_div(g.m, p.pl) * ceil_div(g.n, p.kl) * std::max(p.cg, 1));
+      *o++ = lg(blocks);
       *o++ = lg(double(ceil_div(ceil_div(g.k, std::max(p.cg, 1)), p.u)));
       *o++ = 0;
       *o++ = 0;
+      // How the kernel copies, how many of its blocks an SM holds and how full their waves keep the GPU.
+      const bool tma = lower::conv_tma(v, p);
+      const int threads = p.threads() + (tma && lower::conv_tma_producer_warp(v, p) ? 32 : 0);
+      const int resident = resident_blocks(
+          threads, occupancy_registers(v, p, tma),
+          lower::conv_shared_bytes(v.dtype, input_reduction_contiguous, filter_k_contiguous, p), sms);
+      *o++ = double(tma);
+      *o++ = lg(std::max(resident, 1));
+      *o++ = wave_fill(blocks, resident, sms);
+      continue;
     }
+    // The Winograd kernels copy with cp.async; their occupancy is left to their own features.
+    *o++ = 0;
+    *o++ = 0;
+    *o++ = 1;
   }
   return out;
 }
 
-std::vector<double> conv_features(const ir::Conv& problem, const lower::ConvParams& params) {
-  return conv_features(problem, std::span(&params, 1));
+std::vector<double> conv_features(const ir::Conv& problem, const lower::ConvParams& params,
+                                  const lower::DeviceLimits& device) {
+  return conv_features(problem, std::span(&params, 1), device);
 }
 
 }  // namespace isaac::tune

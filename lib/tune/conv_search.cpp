@@ -35,7 +35,7 @@ void check_conv_model(const Model& model) {
     throw InvalidArgument(fmt::format("the CONV search needs a CONV model; this one is for the \"{}\" template",
                                       model.template_name));
   if (model.features != conv_feature_names())
-    throw InvalidArgument("the model's features are not this isaac's CONV features: retrain it with this version");
+    throw InvalidArgument("the model's features are not this isaac's CONV features: train it again, or carry it over with `isaac-tune extend`");
 }
 
 // The template's whole space: the direct sets, then both Winograd kernels'.
@@ -69,7 +69,7 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   // In chunks, so that the feature rows stay in cache and no large buffer is allocated.
   for (size_t from = 0; from < space.size(); from += 4096) {
     const size_t n = std::min<size_t>(4096, space.size() - from);
-    const auto x = conv_features(problem, std::span(space).subspan(from, n));
+    const auto x = conv_features(problem, std::span(space).subspan(from, n), device);
     MatrixF z(hidden, Eigen::Index(n));
     affine_rows(x.data(), n, int(inputs), net.first.data(), net.first_bias.data(), hidden, z.data());
     const Eigen::RowVectorXf y = rest_of_network(net, z);
@@ -101,7 +101,7 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
       if (!in_order.contains(i)) rescored.push_back(i);
     std::vector<lower::ConvParams> pool;
     for (size_t i : rescored) pool.push_back(space[i]);
-    const Eigen::RowVectorXf y = float_scores(float_net(model.mlp), conv_features(problem, pool), inputs);
+    const Eigen::RowVectorXf y = float_scores(float_net(model.mlp), conv_features(problem, pool, device), inputs);
     for (size_t j = 0; j < rescored.size(); ++j) score[rescored[j]] = y[Eigen::Index(j)];
     std::sort(order.begin(), order.end(), better);
   }
@@ -129,7 +129,7 @@ std::vector<RankedConv> rank_conv_neighbours(const ir::Conv& problem, const lowe
   std::vector<lower::ConvParams> near;
   for (const lower::ConvParams& p : whole_space(problem, epilogue, device))
     if (p != center && tiling_step(from, tiling_of(p))) near.push_back(p);
-  return best_scored(model.mlp, near, conv_features(problem, near), top);
+  return best_scored(model.mlp, near, conv_features(problem, near, device), top);
 }
 
 std::vector<lower::ConvParams> winograd_candidates(const ir::Conv& problem, const lower::ConvEpilogue& epilogue,

@@ -32,7 +32,7 @@ void check_gemm_model(const Model& model) {
     throw InvalidArgument(fmt::format("the GEMM search needs a GEMM model; this one is for the \"{}\" template",
                                       model.template_name));
   if (model.features != gemm_feature_names())
-    throw InvalidArgument("the model's features are not this isaac's GEMM features: retrain it with this version");
+    throw InvalidArgument("the model's features are not this isaac's GEMM features: train it again, or carry it over with `isaac-tune extend`");
   if (model.mlp.layers().empty()) throw InvalidArgument("the model has no layers");
 }
 

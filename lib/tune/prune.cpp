@@ -8,17 +8,6 @@
 
 namespace isaac::tune {
 
-Multiprocessors multiprocessors(const runtime::DeviceInfo& info) {
-  Multiprocessors sms;
-  sms.count = info.sm_count;
-  // sm_86 and sm_89 hold 48 warps and 16 blocks per SM; sm_70, sm_80 and sm_90 hold 64 and 32.
-  const int cc = info.compute_capability();
-  if (cc == 86 || cc == 89) sms.max_warps = 48, sms.max_blocks = 16;
-  if (info.registers_per_sm > 0) sms.registers = info.registers_per_sm;
-  if (info.max_shared_per_sm > 0) sms.shared_bytes = info.max_shared_per_sm;
-  return sms;
-}
-
 double balance(const Resources& r) { return r.utilisation * std::sqrt(r.shared_reuse * r.register_reuse); }
 
 namespace {
@@ -36,14 +25,8 @@ Resources resources_of(const Tiling& t, const Extent& e, int threads, int regist
                        const Multiprocessors& sms) {
   Resources r;
   r.threads = threads, r.registers = registers, r.shared_bytes = shared_bytes;
-  const int warps = (threads + 31) / 32;
-  // Registers are allocated per warp in units of 256 (8 per thread); a block reserves 1 KB of shared memory.
-  const int registers_per_warp = (registers + 7) / 8 * 8 * 32;
-  int blocks = std::min(sms.max_blocks, sms.max_warps / warps);
-  blocks = std::min(blocks, sms.registers / std::max(1, registers_per_warp * warps));
-  if (shared_bytes > 0) blocks = std::min(blocks, sms.shared_bytes / (shared_bytes + 1024));
-  r.blocks_per_sm = std::max(blocks, 0);
-  r.warps_per_sm = r.blocks_per_sm * warps;
+  r.blocks_per_sm = resident_blocks(threads, registers, shared_bytes, sms);
+  r.warps_per_sm = r.blocks_per_sm * ((threads + 31) / 32);
   r.shared_reuse = double(t.block_m) * t.block_n / (t.block_m + t.block_n);
   r.register_reuse = double(t.thread_m) * t.thread_n / (t.thread_m + t.thread_n);
   r.work_per_thread = double(t.thread_m) * t.thread_n * t.depth / t.warp_groups;
@@ -55,8 +38,7 @@ Resources resources_of(const Tiling& t, const Extent& e, int threads, int regist
                           double(stages * t.grid_split * t.depth);
   const double padding = double(e.m) * double(e.n) * double(e.k) / computed;
   const double blocks_in_grid = double(tiles_m * tiles_n * t.grid_split * e.batch);
-  const double slots = double(sms.count) * r.blocks_per_sm;
-  const double wave = blocks_in_grid / (std::ceil(blocks_in_grid / slots) * slots);
+  const double wave = wave_fill(blocks_in_grid, r.blocks_per_sm, sms);
   // A block's loop pays one stage of prologue and one of epilogue (and the reduction of its split).
   const double pipeline = double(stages) / double(stages + 1);
   r.utilisation = padding * wave * pipeline;

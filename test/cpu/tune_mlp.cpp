@@ -6,6 +6,7 @@
 #include <isaac/lower/conv.hpp>
 #include <isaac/lower/gemm.hpp>
 #include <isaac/tune/conv_features.hpp>
+#include <isaac/tune/occupancy.hpp>
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/mlp.hpp>
 #include <isaac/tune/model_file.hpp>
@@ -285,6 +286,54 @@ TEST_CASE("CONV features: the direct kernels count an implicit GEMM, the Winogra
   // 8 x 14 x 14 tiles: ceil(1568 / 32) * ceil(70 / 16) blocks, ceil(100 / 4) iterations.
   CHECK(value(winograd, "log2_blocks") == doctest::Approx(std::log2(49.0 * 5)));
   CHECK(value(winograd, "log2_reduction_iterations") == doctest::Approx(std::log2(25.0)));
+  CHECK(value(winograd, "tma") == 0);
+  CHECK(value(winograd, "log2_resident_blocks") == 0);
+  CHECK(value(winograd, "wave_fill") == 1);
+  // A direct set's occupancy: its 95 * 3 * 3 blocks over waves of what an SM holds by its estimated
+  // registers and shared memory, on the device given (132 SMs by default).
+  const Multiprocessors h100;
+  const int resident = resident_blocks(
+      direct.threads(), lower::estimate_conv_registers(v, direct),
+      lower::conv_shared_bytes(v.dtype, lower::conv_input_reduction_contiguous(v), lower::conv_filter_k_contiguous(v),
+                               direct),
+      h100);
+  REQUIRE(resident > 1);
+  CHECK(value(direct, "tma") == 0);
+  CHECK(value(direct, "log2_resident_blocks") == doctest::Approx(std::log2(double(resident))));
+  CHECK(value(direct, "wave_fill") == doctest::Approx(wave_fill(855, resident, h100)));
+  lower::DeviceLimits small;
+  small.sm_count = 7;
+  const auto on_small = conv_features(v, direct, small);
+  const auto fill = std::find(names.begin(), names.end(), "wave_fill") - names.begin();
+  CHECK(on_small[size_t(fill)] == doctest::Approx(855.0 / (std::ceil(855.0 / (7 * resident)) * 7 * resident)));
+}
+
+TEST_CASE("CONV features: a TMA set says so, and its producer warp counts in its occupancy") {
+  const auto& names = conv_feature_names();
+  auto at = [&](const std::string& name) { return size_t(std::find(names.begin(), names.end(), name) - names.begin()); };
+  // f16 NHWC/KRSC with C a multiple of U: TMA copies (lower::conv_tma); with C = 40 the same set cannot.
+  const ir::Conv v = ir::dense_conv(ir::DType::f16, 16, 64, 42, 175, 32, 5, 10, 1, 0, 1, ir::ImageLayout::nhwc,
+                                    ir::FilterLayout::krsc);
+  const ir::Conv odd = ir::dense_conv(ir::DType::f16, 16, 40, 42, 175, 32, 5, 10, 1, 0, 1, ir::ImageLayout::nhwc,
+                                      ir::FilterLayout::krsc);
+  const auto p = lower::parse_conv_params("PL=128,KL=32,PS=16,KS=2,U=32,CS=1,CL=1,CG=1,VI=8,VF=8,LI=4,LF=4,DB=0,TC=2");
+  REQUIRE(lower::conv_legal(v, p));
+  REQUIRE(lower::conv_legal(odd, p));
+  REQUIRE(lower::conv_tma(v, p));
+  REQUIRE_FALSE(lower::conv_tma(odd, p));
+  CHECK(conv_features(v, p)[at("tma")] == 1);
+  CHECK(conv_features(odd, p)[at("tma")] == 0);
+  // 160 threads with the producer warp; 32 accumulators, so 58 registers (ptxas's count on sm_90):
+  // 6 blocks by registers, 7 by the 30 KB of three stages (DB=0) and 5 by the 40 KB of four (DB=1).
+  REQUIRE(lower::conv_tma_producer_warp(v, p));
+  CHECK(conv_features(v, p)[at("log2_resident_blocks")] == doctest::Approx(std::log2(6.0)));
+  auto deeper = p;
+  deeper.db = 1;
+  REQUIRE(lower::conv_legal(v, deeper));
+  CHECK(conv_features(v, deeper)[at("log2_resident_blocks")] == doctest::Approx(std::log2(5.0)));
+  // 16 x 38 x 166 pixels in 789 blocks of 128: one wave of 6 x 132 slots, or two of 5 x 132.
+  CHECK(conv_features(v, p)[at("wave_fill")] == doctest::Approx(789.0 / 792));
+  CHECK(conv_features(v, deeper)[at("wave_fill")] == doctest::Approx(789.0 / 1320));
 }
 
 TEST_CASE("hidden layer lists") {

@@ -248,7 +248,7 @@ TEST_CASE("the search refuses a model made for something else") {
   CHECK_THROWS_WITH_AS(rank_gemm_space(g, {}, model, 5), doctest::Contains("\"conv\" template"), InvalidArgument);
   model.template_name = "gemm";
   model.features.back() = "something_else";
-  CHECK_THROWS_WITH_AS(rank_gemm_space(g, {}, model, 5), doctest::Contains("retrain"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(rank_gemm_space(g, {}, model, 5), doctest::Contains("isaac-tune extend"), InvalidArgument);
   model.features = gemm_feature_names();
   CHECK_THROWS_AS(rank_gemm_space(g, {}, model, 0), InvalidArgument);
 }

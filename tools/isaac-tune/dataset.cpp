@@ -136,7 +136,7 @@ Dataset load_one(const std::string& path, const std::string& dtype, const lower:
                                           std::stoll(get("dilation")), ir::parse_image_layout(layout.substr(0, slash)),
                                           ir::parse_filter_layout(layout.substr(slash + 1)));
         const lower::ConvParams params = lower::parse_conv_params(get("params"));
-        f = conv_features(v, params);
+        f = conv_features(v, params, device);
         row.tiling = tiling_of(params);
         row.job = fmt::format("{} {} {} n{} c{} h{} w{} k{} r{} s{} u{} p{} d{}", get("dtype"), suite, layout, get("n"),
                               get("c"), get("h"), get("w"), get("k"), get("r"), get("s"), get("stride"), get("pad"),

@@ -32,7 +32,8 @@ struct Dataset {
 
 // Reads CSVs with a header naming the columns above, several separated by commas (all of one
 // template); a path ending in .xz is read through `xz -dc`. A non-empty `dtype` keeps only
-// its rows; `sm_count` is the measuring GPU's (Dataset::other_depth). Throws InvalidArgument naming
+// its rows; `sm_count` is the measuring GPU's (Dataset::other_depth, and the CONV features' waves of
+// blocks). Throws InvalidArgument naming
 // the file and line.
 Dataset load_dataset(const std::string& paths, const std::string& dtype = "", int sm_count = 132);
 

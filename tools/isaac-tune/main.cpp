@@ -11,6 +11,7 @@
 #include "dataset.hpp"
 #include "export.hpp"
 #include "cache.hpp"
+#include "extend.hpp"
 #include "focus.hpp"
 #include "search.hpp"
 
@@ -56,7 +57,8 @@ void add_train_flags(CLI::App* app, TrainFlags& f) {
   app->add_option("--seed", f.seed, "weights and shuffling")->capture_default_str();
   app->add_option("--sm-count", f.sm_count,
                   "SMs of the GPU the data was measured on: GEMM rows whose set this version would run at another TMA "
-                  "pipeline depth there (fit_gemm_pipeline_depth) are left out")
+                  "pipeline depth there (fit_gemm_pipeline_depth) are left out, and the CONV features count waves of "
+                  "blocks on that many sm_90 SMs")
       ->capture_default_str();
 }
 
@@ -417,6 +419,7 @@ int main(int argc, char** argv) {
   add_search_command(app, exit_code);
   add_export_command(app, exit_code);
   add_cache_command(app, exit_code);
+  add_extend_command(app, exit_code);
   add_focus_command(app, exit_code);
   add_collect_command(app);
   add_sampler_command(app);

@@ -196,7 +196,7 @@ int run_conv_search(const SearchFlags& f) {
                   report.evaluate_ms),
       pool, lower::parse_conv_params,
       [&](const lower::ConvParams& p) { return lower::check_conv(c, p, epilogue, limits); },
-      [&](const lower::ConvParams& p) { return conv_features(c, p); }, m.model);
+      [&](const lower::ConvParams& p) { return conv_features(c, p, limits); }, m.model);
   return 0;
 }
 

@@ -6,7 +6,11 @@
 // blocks launched and the reduction iterations per block; for the Winograd kernels, WG (1 or 2),
 // and for WG=1 log2 of the planes each thread group accumulates, its blocks and iterations counted
 // over 2 x 2 output tiles and C; for WG=2 log2 of all the planes, and the batched GEMM's blocks (over
-// every plane) and iterations over C. Names are stable and recorded in models.
+// every plane) and iterations over C; for the direct kernels, whether TMA copies (lower::conv_tma: not a
+// parameter, so the sets alone do not say it), log2 of the blocks an SM holds at once and how full
+// their waves keep the device (tune/occupancy.hpp; 0, 0 and 1 for the Winograd kernels). Names are
+// stable and recorded in models. `device`: the GPU whose SMs the occupancy is counted on (the data's
+// GPU when training, the one searched for when ranking; the H100 by default).
 #include <isaac/ir/conv.hpp>
 #include <isaac/lower/conv.hpp>
 
@@ -19,7 +23,9 @@ namespace isaac::tune {
 const std::vector<std::string>& conv_feature_names();
 
 // Many parameter sets for one problem, row-major (one row per set).
-std::vector<double> conv_features(const ir::Conv& problem, std::span<const lower::ConvParams> params);
-std::vector<double> conv_features(const ir::Conv& problem, const lower::ConvParams& params);
+std::vector<double> conv_features(const ir::Conv& problem, std::span<const lower::ConvParams> params,
+                                  const lower::DeviceLimits& device = {});
+std::vector<double> conv_features(const ir::Conv& problem, const lower::ConvParams& params,
+                                  const lower::DeviceLimits& device = {});
 
 }  // namespace isaac::tune

@@ -19,21 +19,11 @@
 #include <isaac/ir/gemm.hpp>
 #include <isaac/lower/conv.hpp>
 #include <isaac/lower/gemm.hpp>
-#include <isaac/runtime/runtime.hpp>
+#include <isaac/tune/occupancy.hpp>
 
 #include <vector>
 
 namespace isaac::tune {
-
-// What occupancy depends on, per multiprocessor; defaults are the H100's.
-struct Multiprocessors {
-  int count = 132;
-  int max_warps = 64;
-  int max_blocks = 32;
-  int registers = 65536;
-  int shared_bytes = 228 * 1024;
-};
-Multiprocessors multiprocessors(const runtime::DeviceInfo& info);
 
 // How a parameter set uses a multiprocessor, and its figures of merit for one problem.
 struct Resources {

@@ -1,0 +1,53 @@
+#include <isaac/tune/occupancy.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace isaac::tune {
+
+namespace {
+
+// sm_86 and sm_89 hold 48 warps and 16 blocks per SM; sm_70, sm_80 and sm_90 hold 64 and 32.
+void fit_warps_and_blocks(int compute_capability, Multiprocessors& sms) {
+  if (compute_capability == 86 || compute_capability == 89) sms.max_warps = 48, sms.max_blocks = 16;
+}
+
+}  // namespace
+
+Multiprocessors multiprocessors(const runtime::DeviceInfo& info) {
+  Multiprocessors sms;
+  sms.count = info.sm_count;
+  fit_warps_and_blocks(info.compute_capability(), sms);
+  if (info.registers_per_sm > 0) sms.registers = info.registers_per_sm;
+  if (info.max_shared_per_sm > 0) sms.shared_bytes = info.max_shared_per_sm;
+  return sms;
+}
+
+Multiprocessors multiprocessors(const lower::DeviceLimits& device) {
+  Multiprocessors sms;
+  sms.count = device.sm_count;
+  fit_warps_and_blocks(device.sm, sms);
+  switch (device.sm) {
+    case 70: sms.shared_bytes = 96 * 1024; break;
+    case 80: case 87: sms.shared_bytes = 164 * 1024; break;
+    case 86: case 89: sms.shared_bytes = 100 * 1024; break;
+    default: break;
+  }
+  return sms;
+}
+
+int resident_blocks(int threads, int registers, int shared_bytes, const Multiprocessors& sms) {
+  const int warps = std::max(1, (threads + 31) / 32);
+  const int registers_per_warp = (registers + 7) / 8 * 8 * 32;
+  int blocks = std::min(sms.max_blocks, sms.max_warps / warps);
+  blocks = std::min(blocks, sms.registers / std::max(1, registers_per_warp * warps));
+  blocks = std::min(blocks, sms.shared_bytes / (std::max(shared_bytes, 0) + 1024));
+  return std::max(blocks, 0);
+}
+
+double wave_fill(double blocks, int resident, const Multiprocessors& sms) {
+  const double slots = double(sms.count) * std::max(resident, 1);
+  return blocks / (std::ceil(blocks / slots) * slots);
+}
+
+}  // namespace isaac::tune
