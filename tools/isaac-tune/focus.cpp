@@ -280,8 +280,8 @@ void add_focus_command(CLI::App& app, int& exit_code) {
                   "GEMM: of which sets that differ from the model's first only in KG (KG = 1 first, then the nearest)")
       ->capture_default_str();
   cmd->add_option("--kind-siblings", flags->kind_siblings,
-                  "GEMM: of which the model's best sets of each kind of kernel (TC) other than its first's, this "
-                  "many per kind (the bias of docs/tuning.md, round 35)")
+                  "of which the model's best sets of each kind of kernel (TC) other than its first's, this many "
+                  "per kind (the bias of docs/tuning.md, rounds 35 and 41)")
       ->capture_default_str();
   cmd->add_option("--load-siblings", flags->load_siblings,
                   "GEMM: of which sets that differ from the model's first only in the load widths VA and VB "
@@ -332,11 +332,11 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       if (flags->winograd_share != 0) throw InvalidArgument("--winograd-share is for CONV rounds: GEMM has no Winograd");
       exit_code = run_focus(*flags);
     } else if (flags->template_name == "conv") {
-      refuse({"--kg-siblings", "--kind-siblings", "--load-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share"},
-             "gemm");
+      refuse({"--kg-siblings", "--load-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share"}, "gemm");
       ConvFocusFlags c;
       c.out = flags->out, c.model_path = flags->model_path, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
       c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;
+      c.kind_siblings = flags->kind_siblings;
       c.shapes = flags->conv_shapes;
       c.shapes.aligned_share = flags->aligned_share;
       // N and K are options of both templates, with defaults of each: CONV takes them where given.

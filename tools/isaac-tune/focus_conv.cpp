@@ -94,6 +94,10 @@ int run_conv_focus(const ConvFocusFlags& f) {
     throw InvalidArgument(fmt::format("--winograd-share needs f32 or f64 among --dtypes {}: the WG=1 kernels take "
                                       "no other dtype",
                                       f.dtypes));
+  if (f.kind_siblings < 0 || f.best + 2 * f.kind_siblings > f.per_shape)
+    throw InvalidArgument(fmt::format("--per-shape {} --best {} --kind-siblings {}: need best + 2 x kind-siblings <= "
+                                      "per-shape (two other kinds of kernel at most)",
+                                      f.per_shape, f.best, f.kind_siblings));
   if (std::filesystem::exists(f.out))
     throw InvalidArgument(fmt::format("{} exists: give another --out (focus rounds are not resumed)", f.out));
   runtime::block_on_waits(0);  // the timing thread leaves the cores to the compile workers
@@ -125,13 +129,22 @@ int run_conv_focus(const ConvFocusFlags& f) {
     if (const auto& model = models.at(v.dtype)) {
       // The model's top spread over tilings (the search's candidates, without its hedges): its
       // errors between tilings are what the next model needs data on.
-      const auto ranked =
-          spread_ranked_sets(rank_conv_space(v, {}, limits, model->model, 8 * f.top), std::size_t(f.top));
+      // With kind siblings the ranking also holds each kind's best sets, after the model's top.
+      std::vector<RankedConv> top = rank_conv_space(v, {}, limits, model->model, 8 * f.top, nullptr,
+                                                    f.kind_siblings > 0 ? per_split_pool : 0);
+      const auto other_kinds = f.kind_siblings == 0 ? std::vector<RankedConv>{}
+                                                    : best_of_other_kinds(top, std::size_t(f.kind_siblings));
+      top.resize(std::min(top.size(), std::size_t(8 * f.top)));
+      const auto ranked = spread_ranked_sets(top, std::size_t(f.top));
       std::vector<size_t> order(ranked.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
       for (size_t i = order.size(); i > size_t(f.best) + 1; --i) std::swap(order[i - 1], order[size_t(f.best) + pick() % (i - size_t(f.best))]);
-      for (size_t i = 0; i < order.size() && int(batch.second.size()) < f.per_shape; ++i)
+      const int from_top = f.per_shape - int(other_kinds.size());
+      for (size_t i = 0; i < order.size() && int(batch.second.size()) < from_top; ++i)
         batch.second.push_back({ranked[order[i]].params, int(order[i]), ranked[order[i]].predicted_tflops, {}, {}});
+      for (const RankedConv& r : other_kinds)  // rank -1: not drawn from the model's top
+        if (std::ranges::none_of(batch.second, [&](const Candidate& c) { return c.params == r.params; }))
+          batch.second.push_back({r.params, -1, r.predicted_tflops, {}, {}});
     } else {
       const auto space = lower::conv_space(v, {}, limits);
       for (int i = 0; i < per_shape && !space.empty(); ++i) batch.second.push_back({space[pick() % space.size()], -1, 0, {}, {}});
@@ -156,9 +169,10 @@ int run_conv_focus(const ConvFocusFlags& f) {
   if (!out) throw InvalidArgument("cannot write " + f.out);
   const ConvShapeOptions& o = f.shapes;
   std::fprintf(out,
-               "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d winograd-share=%g aligned-share=%g "
-               "n=%lld..%lld c=%lld..%lld k=%lld..%lld pq=%lld..%lld max-flops=%g\n",
-               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.winograd_share, o.aligned_share, (long long)o.n_min,
+               "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d kind-siblings=%d winograd-share=%g "
+               "aligned-share=%g n=%lld..%lld c=%lld..%lld k=%lld..%lld pq=%lld..%lld max-flops=%g\n",
+               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.kind_siblings, f.winograd_share,
+               o.aligned_share, (long long)o.n_min,
                (long long)o.n_max, (long long)o.c_min, (long long)o.c_max, (long long)o.k_min, (long long)o.k_max,
                (long long)o.pq_min, (long long)o.pq_max, o.max_flops);
   std::fprintf(out, "dtype,suite,layout,n,c,h,w,k,r,s,stride,pad,dilation,params,status,median_ms,tflops,rank,"

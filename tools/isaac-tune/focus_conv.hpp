@@ -15,6 +15,9 @@ struct ConvFocusFlags {
   std::string out, model_path, dtypes = "f32,f16";  // no model_path: the user's or the shipped model
   double seconds = 120;
   int per_shape = 12, top = 64, best = 6;
+  // Of the sets per input, the model's best `kind_siblings` tilings of each kind of kernel (TC) other
+  // than its first choice's: the data on the bias the kind hedge works around (GEMM's --kind-siblings).
+  int kind_siblings = 0;
   std::uint64_t seed = 7;
   // The ranges of N, C, K, P and Q (collect's), and at most 2e10 flops per convolution, so that one
   // kernel stays short. Its tensor cap and dtypes are not used.
