@@ -583,6 +583,15 @@ TEST_CASE("search ranks a convolution or a GEMM and places --show sets in the mo
   CHECK(log.find(first + ": predicted ") != std::string::npos);
   CHECK(log.find("1.000 of the first choice; 1 of the ") != std::string::npos);
   CHECK(log.find(": illegal here: ") != std::string::npos);
+  // A CONV set's copies and occupancy: f16 Conv2's winner on the H200 and the same set with one stage
+  // more (docs/tuning.md, round 41): 30 and 40 KB of stages, 789 blocks in one wave of 6 x 132 or two
+  // of 5 x 132.
+  const std::string conv2 = "search --template conv --layout NHWC/KRSC --dtype f16 16 32 42 175 32 5 10 --top 4";
+  const std::string conv2_winner = "PL=128,KL=32,PS=16,KS=2,U=32,CS=1,CL=1,CG=1,VI=8,VF=8,LI=4,LF=4,DB=0,TC=2";
+  const std::string deeper = "PL=128,KL=32,PS=16,KS=2,U=32,CS=1,CL=1,CG=1,VI=8,VF=8,LI=4,LF=4,DB=1,TC=2";
+  REQUIRE(tune(conv2 + " --show '" + conv2_winner + "' --show '" + deeper + "'", dir, &log) == 0);
+  CHECK(log.find("TMA copies, 6 blocks per SM, its waves 100% full") != std::string::npos);
+  CHECK(log.find("TMA copies, 5 blocks per SM, its waves 60% full") != std::string::npos);
 
   // The same for a GEMM: the winner of f64 DeepBench-F 2560x64 (bench/results/gemm-sweep-winners.csv).
   const std::string winner = "ML=64,NL=64,MS=4,NS=8,U=16,KS=1,KL=1,KG=6,VA=1,VB=2,LA=64,LB=8,DB=1,SW=1,ACC=32,TC=1";

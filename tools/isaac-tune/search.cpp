@@ -73,6 +73,15 @@ LoadedModel search_model(const SearchFlags& f, ir::DType dtype) {
   return {std::move(choice->model), std::move(choice->source)};
 }
 
+// What the CONV features say of a set's copies and occupancy (the model's blind spots before 0.1.25).
+std::string conv_occupancy(const std::vector<double>& x) {
+  const auto& names = conv_feature_names();
+  auto at = [&](std::string_view name) { return x[std::size_t(std::ranges::find(names, name) - names.begin())]; };
+  if (at("wg") != 0) return "a Winograd kernel";
+  return fmt::format("{} copies, {:.0f} blocks per SM, its waves {:.0f}% full", at("tma") != 0 ? "TMA" : "thread",
+                     std::exp2(at("log2_resident_blocks")), 100 * at("wave_fill"));
+}
+
 // The candidates --gpu would time first, from `pool` (the model's best, spread over tilings and hedged:
 // tune/spread.hpp; the neighbours of the fastest follow once they are timed: tune/neighbours.hpp), then
 // the sets of --show against that ranking: each one's legality, predicted speed against the first
@@ -82,7 +91,8 @@ void print_ranking(const SearchFlags& f, const std::string& problem, const std::
                    const std::vector<RankedSet<Params>>& pool,
                    const std::function<Params(std::string_view)>& parse,
                    const std::function<lower::Legality(const Params&)>& check,
-                   const std::function<std::vector<double>(const Params&)>& features, const Model& model) {
+                   const std::function<std::vector<double>(const Params&)>& features, const Model& model,
+                   const std::function<std::string(const std::vector<double>&)>& describe = {}) {
   if (pool.empty())
     throw InvalidArgument(fmt::format("no legal parameter set for {} on sm_{}", problem, f.compute_capability));
   const std::size_t neighbours = refinements_for(std::size_t(f.top));
@@ -107,8 +117,8 @@ void print_ranking(const SearchFlags& f, const std::string& problem, const std::
     const std::string place =
         at == pool.end() ? fmt::format("not among the {} sets the candidates are drawn from", pool.size())
                          : fmt::format("{} of the {} sets the candidates are drawn from", at - pool.begin() + 1, pool.size());
-    fmt::print("  {}: predicted {:.2f} TFLOP/s, {:.3f} of the first choice; {}\n", p.str(), tflops,
-               tflops / ranked.front().predicted_tflops, place);
+    fmt::print("  {}: predicted {:.2f} TFLOP/s, {:.3f} of the first choice; {}{}\n", p.str(), tflops,
+               tflops / ranked.front().predicted_tflops, place, describe ? "; " + describe(x) : "");
   }
 }
 
@@ -196,7 +206,8 @@ int run_conv_search(const SearchFlags& f) {
                   report.evaluate_ms),
       pool, lower::parse_conv_params,
       [&](const lower::ConvParams& p) { return lower::check_conv(c, p, epilogue, limits); },
-      [&](const lower::ConvParams& p) { return conv_features(c, p, limits); }, m.model);
+      [&](const lower::ConvParams& p) { return conv_features(c, p, limits); }, m.model,
+      [](const std::vector<double>& x) { return conv_occupancy(x); });
   return 0;
 }
 
