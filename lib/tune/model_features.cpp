@@ -10,7 +10,7 @@ namespace isaac::tune {
 Model with_features(const Model& model, const std::vector<std::string>& features) {
   const std::size_t old_inputs = model.features.size(), new_inputs = features.size();
   // Where each new input was in the model, or old_inputs for an added one.
-  std::vector<std::size_t> from(new_inputs, old_inputs);
+  std::vector<std::size_t> from(new_inputs);
   for (std::size_t i = 0; i < new_inputs; ++i)
     from[i] = std::size_t(std::find(model.features.begin(), model.features.end(), features[i]) - model.features.begin());
   for (const std::string& name : model.features)
