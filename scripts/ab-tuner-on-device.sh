@@ -8,7 +8,7 @@
 # instead (conv-tuned-<n>-<build>.csv, conv-candidates-<n>-<build>.csv). They come back in one tar,
 # $OUT/ab-<n>-<template>.tar. B_MODELS names a folder of model files (<template>-<dtype>.json) that B
 # takes as the user's models (the cache folder's, which take precedence over the shipped ones): an A/B of
-# models alone, with .bundle-a a copy of .bundle.
+# models alone, where A without a .bundle-a folder is B's build.
 set -uo pipefail
 out=${OUT:?set OUT to the folder that receives the results}
 export ISAAC_CACHE_DIR=/tmp/isaac-cache-ab
@@ -24,7 +24,7 @@ done
 n=${RUN:-1}
 template=${TEMPLATE:-gemm}
 for build in "$@"; do
-  [[ $build == a ]] && unpack .bundle-a || unpack .bundle
+  if [[ $build == a && -d .bundle-a ]]; then unpack .bundle-a; else unpack .bundle; fi
   if [[ $build == b && -n ${B_MODELS:-} ]]; then
     mkdir -p "$ISAAC_CACHE_DIR/models" && cp "$B_MODELS"/*.json "$ISAAC_CACHE_DIR/models/" && ls "$ISAAC_CACHE_DIR/models"
   fi

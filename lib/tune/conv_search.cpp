@@ -67,11 +67,14 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
   const int hidden = int(net.first.rows());
   std::vector<float> score(space.size());
   // In chunks, so that the feature rows stay in cache and no large buffer is allocated.
+  VectorF problem_bias;
   for (size_t from = 0; from < space.size(); from += 4096) {
     const size_t n = std::min<size_t>(4096, space.size() - from);
     const auto x = conv_features(problem, std::span(space).subspan(from, n), device);
     MatrixF z(hidden, Eigen::Index(n));
-    affine_rows(x.data(), n, int(inputs), net.first.data(), net.first_bias.data(), hidden, z.data());
+    if (from == 0) problem_bias = bias_with_constant_inputs(net, x.data(), conv_problem_features);
+    affine_rows(x.data() + conv_problem_features, n, int(inputs), int(inputs) - conv_problem_features,
+                net.first.col(conv_problem_features).data(), problem_bias.data(), hidden, z.data());
     const Eigen::RowVectorXf y = rest_of_network(net, z);
     std::copy(y.begin(), y.end(), score.begin() + std::ptrdiff_t(from));
   }

@@ -74,11 +74,17 @@ Eigen::RowVectorXf float_scores(const FloatNet& net, const std::vector<double>& 
 
 // With hidden % 16 == 0 (else the scalar loop), sixteen hidden units stay in registers while the
 // inputs stream past.
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void affine_rows(const double* x, size_t rows, int inputs,
-                                                                             const float* w, const float* bias,
-                                                                             int hidden, float* out) {
+VectorF bias_with_constant_inputs(const FloatNet& net, const double* row, int count) {
+  const Eigen::VectorXf x = Eigen::Map<const Eigen::VectorXd>(row, count).cast<float>();
+  return net.first_bias + net.first.leftCols(count) * x;
+}
+
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void affine_rows(const double* x, size_t rows, int stride,
+                                                                             int inputs, const float* w,
+                                                                             const float* bias, int hidden,
+                                                                             float* out) {
   for (size_t r = 0; r < rows; ++r) {
-    const double* xr = x + r * size_t(inputs);
+    const double* xr = x + r * size_t(stride);
     float* o = out + r * size_t(hidden);
     if (hidden % 16 == 0) {
       for (int j = 0; j < hidden; j += 16) {
@@ -102,20 +108,20 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void affine_rows(con
   }
 }
 
-__attribute__((target_clones("arch=x86-64-v3", "default"))) float hidden_score(const float* a, const float* b,
-                                                                               const float* w, int n, float bias) {
+__attribute__((target_clones("arch=x86-64-v3", "default"))) float hidden_score(const float* a, const float* b, float t,
+                                                                               const float* c, const float* w, int n,
+                                                                               float bias) {
   Lanes sum = {};
   const Lanes zero = {};
   int i = 0;
   for (; i + 8 <= n; i += 8) {
-    const Lanes h = load(a + i) + load(b + i);
+    const Lanes h = load(a + i) + load(b + i) + t * load(c + i);
     sum += load(w + i) * (h > zero ? h : zero);
   }
   float total = bias;
-  for (int t = 0; t < 8; ++t) total += sum[t];
-  for (; i < n; ++i) total += w[i] * std::max(a[i] + b[i], 0.0f);
+  for (int k = 0; k < 8; ++k) total += sum[k];
+  for (; i < n; ++i) total += w[i] * std::max(a[i] + b[i] + t * c[i], 0.0f);
   return total;
 }
-
 
 }  // namespace isaac::tune

@@ -55,12 +55,18 @@ std::vector<RankedSet<Params>> best_scored(const Mlp& mlp, const std::vector<Par
   return ranked;
 }
 
-// out[r] = w x[r] + bias for raw feature rows x (doubles, `inputs` each): the first layer of many
-// sets. w is stored by input (w + f * hidden is input f's column), out by row (hidden floats each).
-void affine_rows(const double* x, std::size_t rows, int inputs, const float* w, const float* bias, int hidden,
-                 float* out);
+// out[r] = w x[r] + bias for raw feature rows x (doubles, `stride` apart, of which the first `inputs`
+// count): the first layer of many sets. w is stored by input (w + f * hidden is input f's column), out
+// by row (hidden floats each).
+void affine_rows(const double* x, std::size_t rows, int stride, int inputs, const float* w, const float* bias,
+                 int hidden, float* out);
 
-// w . relu(a + b) + bias over n hidden units: the GEMM search's inner loop.
-float hidden_score(const float* a, const float* b, const float* w, int n, float bias);
+// The first layer's bias with the part of the first `count` inputs, whose values are the same for
+// every row, folded in; affine_rows then takes the rows from input `count` on.
+VectorF bias_with_constant_inputs(const FloatNet& net, const double* row, int count);
+
+// w . relu(a + b + t c) + bias over n hidden units: the GEMM search's inner loop (a base set's first
+// layer, what its split adds, and a feature's column scaled by its value).
+float hidden_score(const float* a, const float* b, float t, const float* c, const float* w, int n, float bias);
 
 }  // namespace isaac::tune

@@ -1,5 +1,6 @@
 #include <isaac/ir/features.hpp>
 #include <isaac/tune/features.hpp>
+#include <isaac/tune/occupancy.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -24,12 +25,13 @@ const std::vector<std::string>& gemm_feature_names() {
       "log2_vector_a", "log2_vector_b", "log2_vector_c",
       "log2_ml", "log2_nl", "log2_ms", "log2_ns", "log2_u", "log2_ks", "log2_kl", "log2_kg", "log2_va", "log2_vb",
       "log2_la", "log2_lb", "log2_sw", "db", "acc32", "tc", "wgmma", "tma",
-      "log2_threads", "log2_blocks", "log2_k_iterations"};
+      "log2_threads", "log2_blocks", "log2_k_iterations", "log2_resident_blocks", "wave_fill"};
   return names;
 }
 
 // The problem part (in) is computed once per problem by the batched form.
-static void write_features(const ir::Gemm& g, const ir::InputFeatures& in, const lower::GemmParams& p, double* out) {
+static void write_features(const ir::Gemm& g, const ir::InputFeatures& in, const lower::GemmParams& p,
+                           const Multiprocessors& sms, double* out) {
   // input_features: m, n, k, batch, dtype_bytes, a_trans, b_trans, vector_a, vector_b, vector_c
   double* o = out;
   *o++ = lg(in.values[0]);
@@ -60,23 +62,30 @@ static void write_features(const ir::Gemm& g, const ir::InputFeatures& in, const
                               std::max(p.kg, 1) * std::max<std::int64_t>(g.batch, 1);
   *o++ = lg(double(blocks));
   *o++ = lg(double(ceil_div(ceil_div(g.k, std::max(p.kg, 1)), std::max(p.u, 1))));
+  const int resident = gemm_resident_blocks(g, p, sms);
+  *o++ = lg(std::max(resident, 1));
+  *o++ = wave_fill(double(blocks), resident, sms);
 }
 
-void gemm_features(const ir::Gemm& problem, const lower::GemmParams& params, double* out) {
-  write_features(problem, ir::input_features(problem), params, out);
+void gemm_features(const ir::Gemm& problem, const lower::GemmParams& params, double* out,
+                   const lower::DeviceLimits& device) {
+  write_features(problem, ir::input_features(problem), params, multiprocessors(device), out);
 }
 
-std::vector<double> gemm_features(const ir::Gemm& problem, const lower::GemmParams& params) {
+std::vector<double> gemm_features(const ir::Gemm& problem, const lower::GemmParams& params,
+                                  const lower::DeviceLimits& device) {
   std::vector<double> out(gemm_feature_names().size());
-  gemm_features(problem, params, out.data());
+  gemm_features(problem, params, out.data(), device);
   return out;
 }
 
-std::vector<double> gemm_features(const ir::Gemm& problem, std::span<const lower::GemmParams> params) {
+std::vector<double> gemm_features(const ir::Gemm& problem, std::span<const lower::GemmParams> params,
+                                  const lower::DeviceLimits& device) {
   const size_t width = gemm_feature_names().size();
   std::vector<double> out(width * params.size());
   const ir::InputFeatures in = ir::input_features(problem);
-  for (size_t i = 0; i < params.size(); ++i) write_features(problem, in, params[i], out.data() + i * width);
+  const Multiprocessors sms = multiprocessors(device);
+  for (size_t i = 0; i < params.size(); ++i) write_features(problem, in, params[i], sms, out.data() + i * width);
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include <isaac/tune/ensemble.hpp>
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/neighbours.hpp>
+#include <isaac/tune/occupancy.hpp>
 #include <isaac/tune/search.hpp>
 
 #include "tune/float_net.hpp"
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -65,6 +67,20 @@ struct BestOf {
   }
 };
 
+// The wave fill (tune/occupancy.hpp) couples a base set with its split, through the blocks KG
+// multiplies: what the split adds to the first layer is measured with it at zero, and the search adds
+// each split's own. (Blocks per SM are the base set's: occupancy.hpp.)
+Eigen::Index wave_fill_column() {
+  const auto& names = gemm_feature_names();
+  return Eigen::Index(std::find(names.begin(), names.end(), "wave_fill") - names.begin());
+}
+
+std::vector<double> without_wave_fill(std::vector<double> rows, Eigen::Index inputs) {
+  const auto at = std::size_t(wave_fill_column());
+  for (std::size_t r = 0; r < rows.size(); r += std::size_t(inputs)) rows[r + at] = 0;
+  return rows;
+}
+
 }  // namespace
 
 std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model,
@@ -83,14 +99,10 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   const FloatNet net = float_net(model.ensemble > 1 ? first_member(model.mlp, model.ensemble) : model.mlp);
   const int kept = model.ensemble > 1 ? std::max(top, ensemble_pool) : top;
   const Eigen::Index inputs = model.mlp.inputs();
-  // In chunks, so that the feature rows stay in cache and no large buffer is allocated.
-  MatrixF bases(net.first.rows(), Eigen::Index(space.bases.size()));
-  for (size_t from = 0; from < space.bases.size(); from += 2048) {
-    const size_t n = std::min<size_t>(2048, space.bases.size() - from);
-    const std::vector<double> x = gemm_features(problem, std::span(space.bases).subspan(from, n));
-    affine_rows(x.data(), n, int(inputs), net.first.data(), net.first_bias.data(), int(bases.rows()),
-                bases.col(Eigen::Index(from)).data());
-  }
+  const Multiprocessors sms = multiprocessors(device);
+  const auto& names = gemm_feature_names();
+  const auto resident_column = std::find(names.begin(), names.end(), "log2_resident_blocks") - names.begin();
+  const Eigen::Index fill_column = wave_fill_column();
   // Per U: what KG and SW add to the first layer, measured on one base set with that U.
   std::array<MatrixF, std::tuple_size_v<decltype(space.splits)>> deltas;
   for (size_t slot = 0; slot < deltas.size(); ++slot) {
@@ -105,8 +117,9 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       v.kg = kg, v.sw = sw;
       variants.push_back(v);
     }
-    MatrixF h = first_layer(net, gemm_features(problem, variants), inputs);
-    const VectorF base = first_layer(net, gemm_features(problem, std::vector{*it}), inputs).col(0);
+    MatrixF h = first_layer(net, without_wave_fill(gemm_features(problem, variants, device), inputs), inputs);
+    const VectorF base =
+        first_layer(net, without_wave_fill(gemm_features(problem, std::vector{*it}, device), inputs), inputs).col(0);
     deltas[slot] = h.colwise() - base;
   }
 
@@ -133,30 +146,62 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     if (best_of_split[level].wants(score)) best_of_split[level].offer({score, id});
     if (best_of_kind[std::size_t(kind)].wants(score)) best_of_kind[std::size_t(kind)].offer({score, id});
   };
-  // SW > 1 is not ranked where the grid fits on the SMs at once (lower::gemm_grid_fits_at_once): where
-  // KG is at most the SMs over the base set's blocks. Nor are the splits the space leaves out
-  // (lower::gemm_split_in_space).
+  // The base sets' first layers, a chunk at a time so that they stay in cache, with the part of the
+  // problem's own features folded into the bias once; and with each, the slots of a wave (SMs x its
+  // blocks per SM) for the wave fill of its splits.
+  constexpr size_t base_chunk = 1024;
+  MatrixF bases(net.first.rows(), Eigen::Index(base_chunk));
+  std::array<std::uint64_t, base_chunk> slots{};
+  VectorF problem_bias;
+  auto first_layers = [&](size_t from, size_t n) {
+    std::vector<double> x = gemm_features(problem, std::span(space.bases).subspan(from, n), device);
+    for (size_t i = 0; i < n; ++i) {
+      double* row = x.data() + i * size_t(inputs);
+      slots[i] = std::uint64_t(sms.count) * std::uint64_t(std::lround(std::exp2(row[resident_column])));
+      row[fill_column] = 0;
+    }
+    if (from == 0) problem_bias = bias_with_constant_inputs(net, x.data(), gemm_problem_features);
+    affine_rows(x.data() + gemm_problem_features, n, int(inputs), int(inputs) - gemm_problem_features,
+                net.first.col(gemm_problem_features).data(), problem_bias.data(), int(bases.rows()), bases.data());
+  };
+  const VectorF fill_weights = net.first.col(fill_column);
+  // Calls visit(base's first layer, split's delta, wave fill, id, split level, kind) for every set
+  // ranked. SW > 1 is not ranked where the grid fits on the SMs at once
+  // (lower::gemm_grid_fits_at_once): where KG is at most the SMs over the base set's blocks. Nor are
+  // the splits the space leaves out (lower::gemm_split_in_space).
+  auto for_each_set = [&](auto&& visit) {
+    for (size_t from = 0; from < space.bases.size(); from += base_chunk) {
+      const size_t n = std::min(base_chunk, space.bases.size() - from);
+      first_layers(from, n);
+      for (size_t b = from; b < from + n; ++b) {
+        const auto& splits = space.splits_of(space.bases[b]);
+        const size_t slot = size_t(&splits - space.splits.data());
+        const MatrixF& delta = deltas[slot];
+        const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
+        const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
+        const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
+        const auto& uneven = uneven_splits[slot];
+        const std::uint64_t wave = slots[b - from];
+        for (size_t s = 0; s < splits.size(); ++s) {
+          if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
+          if (uneven[s] && splits[s].kg > uneven_max) continue;
+          const std::uint64_t launched = std::uint64_t(blocks) * std::uint64_t(splits[s].kg);
+          const float fill = float(launched) / float((launched + wave - 1) / wave * wave);
+          visit(bases.col(Eigen::Index(b - from)).data(), delta.col(Eigen::Index(s)).data(), fill,
+                std::uint64_t(b) << 8 | s, levels[slot][s], space.bases[b].tc);
+        }
+      }
+    }
+  };
   if (net.weights.size() == 1) {
     // One hidden layer: each score is one fused pass over the hidden units, nothing materialised.
     const Eigen::VectorXf out = net.weights[0].row(0).transpose();
     const float out_bias = net.biases[0][0];
-    for (size_t b = 0; b < space.bases.size(); ++b) {
-      const auto& splits = space.splits_of(space.bases[b]);
-      const size_t slot = size_t(&splits - space.splits.data());
-      const MatrixF& delta = deltas[slot];
-      const float* base = bases.col(Eigen::Index(b)).data();
-      const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
-      const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
-      const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
-      const auto& uneven = uneven_splits[slot];
-      for (size_t s = 0; s < splits.size(); ++s) {
-        if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
-        if (uneven[s] && splits[s].kg > uneven_max) continue;
-        const float score =
-            hidden_score(base, delta.col(Eigen::Index(s)).data(), out.data(), int(out.size()), out_bias);
-        offer(score, std::uint64_t(b) << 8 | s, levels[slot][s], space.bases[b].tc);
-      }
-    }
+    for_each_set([&](const float* base, const float* delta, float fill, std::uint64_t id, std::uint8_t level,
+                     int kind) {
+      offer(hidden_score(base, delta, fill, fill_weights.data(), out.data(), int(out.size()), out_bias), id, level,
+            kind);
+    });
   } else {
     constexpr Eigen::Index chunk = 4096;
     MatrixF z(bases.rows(), chunk);
@@ -171,23 +216,14 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
         offer(out[j], ids[size_t(j)], split_levels[size_t(j)], space.bases[ids[size_t(j)] >> 8].tc);
       filled = 0;
     };
-    for (size_t b = 0; b < space.bases.size(); ++b) {
-      const auto& splits = space.splits_of(space.bases[b]);
-      const size_t slot = size_t(&splits - space.splits.data());
-      const MatrixF& delta = deltas[slot];
-      const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
-      const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
-      const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
-      const auto& uneven = uneven_splits[slot];
-      for (size_t s = 0; s < splits.size(); ++s) {
-        if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
-        if (uneven[s] && splits[s].kg > uneven_max) continue;
-        z.col(filled) = bases.col(Eigen::Index(b)) + delta.col(Eigen::Index(s));
-        ids[size_t(filled)] = std::uint64_t(b) << 8 | s;
-        split_levels[size_t(filled++)] = levels[slot][s];
-        if (filled == chunk) flush();
-      }
-    }
+    for_each_set([&](const float* base, const float* delta, float fill, std::uint64_t id, std::uint8_t level, int) {
+      const Eigen::Index rows = bases.rows();
+      z.col(filled) =
+          Eigen::Map<const VectorF>(base, rows) + Eigen::Map<const VectorF>(delta, rows) + fill * fill_weights;
+      ids[size_t(filled)] = id;
+      split_levels[size_t(filled++)] = level;
+      if (filled == chunk) flush();
+    });
     flush();
   }
 
@@ -222,7 +258,7 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   std::vector<float> score(scored.size());
   for (size_t i = 0; i < scored.size(); ++i) score[i] = scored[i].score;
   if (model.ensemble > 1 && !sets.empty()) {
-    const Eigen::RowVectorXf out = float_scores(float_net(model.mlp), gemm_features(problem, sets), inputs);
+    const Eigen::RowVectorXf out = float_scores(float_net(model.mlp), gemm_features(problem, sets, device), inputs);
     for (size_t i = 0; i < sets.size(); ++i) score[i] = out[Eigen::Index(i)];
   }
   auto by_score = [&](size_t a, size_t b) { return score[a] > score[b]; };
@@ -273,7 +309,7 @@ std::vector<Ranked> rank_gemm_neighbours(const ir::Gemm& problem, const lower::D
       if (same_order != center) near.push_back(p);
     }
   }
-  return best_scored(model.mlp, near, gemm_features(problem, near), top);
+  return best_scored(model.mlp, near, gemm_features(problem, near, device), top);
 }
 
 Selection select_gemm(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model, int top_k,

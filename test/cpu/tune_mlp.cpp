@@ -253,6 +253,21 @@ TEST_CASE("GEMM features: names, log2 values, one row per parameter set") {
   const auto w = gemm_features(h, lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1"));
   CHECK(feature(w, "wgmma") == 1);
   CHECK(feature(w, "tma") == 1);
+  // Occupancy: f64 2560x64x2560 on 40 tiles of 64 x 64, 3 blocks per SM (396 slots) by the
+  // registers. Split 10 ways, 400 blocks run a wave and 4 blocks; 8 ways, 320 run in one (round 42).
+  const auto thin = ir::dense_gemm(ir::DType::f64, 2560, 64, 2560, false, false);
+  auto split = lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=8,U=16,KG=10,VA=2,VB=1,LA=32,LB=16,DB=1,TC=1");
+  CHECK(feature(gemm_features(thin, split), "log2_resident_blocks") == doctest::Approx(std::log2(3.0)));
+  CHECK(feature(gemm_features(thin, split), "wave_fill") == doctest::Approx(400.0 / 792));
+  split.kg = 8;
+  CHECK(feature(gemm_features(thin, split), "wave_fill") == doctest::Approx(320.0 / 396));
+  lower::DeviceLimits smaller;
+  smaller.sm_count = 100;  // 300 slots: 320 blocks are a wave and 20
+  CHECK(feature(gemm_features(thin, split, smaller), "wave_fill") == doctest::Approx(320.0 / 600));
+  // The problem's own features lead, the same for every set (the search folds them into its bias).
+  CHECK(names[gemm_problem_features] == "log2_ml");
+  const auto other = gemm_features(g, lower::GemmParams{});
+  CHECK(std::equal(f.begin(), f.begin() + gemm_problem_features, other.begin()));
   const std::vector<lower::GemmParams> many{p, lower::GemmParams{}, p};
   const auto batch = gemm_features(g, std::span<const lower::GemmParams>(many));
   REQUIRE(batch.size() == 3 * names.size());
@@ -287,6 +302,10 @@ TEST_CASE("CONV features: the direct kernels count an implicit GEMM, the Winogra
   CHECK(value(winograd, "log2_blocks") == doctest::Approx(std::log2(49.0 * 5)));
   CHECK(value(winograd, "log2_reduction_iterations") == doctest::Approx(std::log2(25.0)));
   CHECK(value(winograd, "tma") == 0);
+  // The problem's own features lead, the same for every set (the search folds them into its bias).
+  CHECK(names[conv_problem_features] == "log2_pl");
+  const auto a = conv_features(v, direct), b = conv_features(v, winograd);
+  CHECK(std::equal(a.begin(), a.begin() + conv_problem_features, b.begin()));
   CHECK(value(winograd, "log2_resident_blocks") == 0);
   CHECK(value(winograd, "wave_fill") == 1);
   // A direct set's occupancy: its 95 * 3 * 3 blocks over waves of what an SM holds by its estimated

@@ -12,6 +12,7 @@
 #include <isaac/tune/mlp.hpp>
 #include <isaac/tune/models.hpp>
 #include <isaac/tune/neighbours.hpp>
+#include <isaac/tune/occupancy.hpp>
 #include <isaac/tune/model_file.hpp>
 #include <isaac/tune/search.hpp>
 #include <isaac/tune/load_siblings.hpp>
@@ -157,6 +158,29 @@ TEST_CASE("the search ranks the whole space by the model's own predictions") {
       CHECK(pooled[i].params.tc == all[want].tc);
       CHECK(pooled[i].predicted_tflops == doctest::Approx(std::exp(predicted[want])).epsilon(1e-4));
     }
+  }
+}
+
+TEST_CASE("the search adds each split's wave fill to its base set's blocks per SM") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f16, 384, 256, 2048, false, false);
+  auto all = lower::gemm_space(g);
+  std::erase_if(all, [&](const lower::GemmParams& p) { return p.sw > 1 && lower::gemm_grid_fits_at_once(g, p); });
+  const auto& names = gemm_feature_names();
+  const auto fill_at = size_t(std::ranges::find(names, "wave_fill") - names.begin());
+  std::set<double> fills;
+  for (size_t i = 0; i < all.size(); i += 97) fills.insert(gemm_features(g, all[i])[fill_at]);
+  CHECK(fills.size() > 10);
+  const Model model = random_model(g, {32}, 12);
+  const auto predicted = model.mlp.predict(gemm_features(g, all).data(), all.size());
+  std::vector<double> best(predicted.begin(), predicted.end());
+  std::ranges::sort(best, std::greater<>());
+  const auto ranked = rank_gemm_space(g, {}, model, 50);
+  REQUIRE(ranked.size() == 50);
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    CAPTURE(i);
+    const double own = std::exp(model.mlp.predict(gemm_features(g, ranked[i].params).data(), 1)[0]);
+    CHECK(ranked[i].predicted_tflops == doctest::Approx(own).epsilon(1e-4));
+    CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(best[i])).epsilon(1e-4));
   }
 }
 

@@ -151,7 +151,7 @@ Dataset load_one(const std::string& path, const std::string& dtype, const lower:
           ++data.other_depth;
           continue;
         }
-        f = gemm_features(g, params);
+        f = gemm_features(g, params, device);
         row.tiling = tiling_of(params);
         row.job = fmt::format("{} {} {} {} {} {}{}", get("dtype"), suite, get("m"), get("n"), get("k"), get("at"),
                               get("bt"));

@@ -158,7 +158,7 @@ int run_focus(const FocusFlags& f) {
         siblings.push_back(p);
       const Mlp& mlp = models.at(g.dtype).mlp;
       const std::vector<double> predicted =
-          siblings.empty() ? std::vector<double>{} : mlp.predict(gemm_features(g, siblings).data(), siblings.size());
+          siblings.empty() ? std::vector<double>{} : mlp.predict(gemm_features(g, siblings, limits).data(), siblings.size());
       for (size_t i = 0; i < siblings.size(); ++i)  // rank -1: not drawn from the model's top
         if (std::ranges::none_of(batch.candidates, [&](const Candidate& c) { return c.params == siblings[i]; }))
           batch.candidates.push_back({siblings[i], -1, std::exp(predicted[i]), {}, {}});

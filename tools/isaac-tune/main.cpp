@@ -57,7 +57,7 @@ void add_train_flags(CLI::App* app, TrainFlags& f) {
   app->add_option("--seed", f.seed, "weights and shuffling")->capture_default_str();
   app->add_option("--sm-count", f.sm_count,
                   "SMs of the GPU the data was measured on: GEMM rows whose set this version would run at another TMA "
-                  "pipeline depth there (fit_gemm_pipeline_depth) are left out, and the CONV features count waves of "
+                  "pipeline depth there (fit_gemm_pipeline_depth) are left out, and the features count waves of "
                   "blocks on that many sm_90 SMs")
       ->capture_default_str();
 }

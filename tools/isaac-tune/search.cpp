@@ -82,6 +82,14 @@ std::string conv_occupancy(const std::vector<double>& x) {
                      std::exp2(at("log2_resident_blocks")), 100 * at("wave_fill"));
 }
 
+// What the GEMM features say of a set's occupancy (the model's blind spot before 0.1.26).
+std::string gemm_occupancy(const std::vector<double>& x) {
+  const auto& names = gemm_feature_names();
+  auto at = [&](std::string_view name) { return x[std::size_t(std::ranges::find(names, name) - names.begin())]; };
+  return fmt::format("{:.0f} blocks per SM, its waves {:.0f}% full", std::exp2(at("log2_resident_blocks")),
+                     100 * at("wave_fill"));
+}
+
 // The candidates --gpu would time first, from `pool` (the model's best, spread over tilings and hedged:
 // tune/spread.hpp; the neighbours of the fastest follow once they are timed: tune/neighbours.hpp), then
 // the sets of --show against that ranking: each one's legality, predicted speed against the first
@@ -164,7 +172,7 @@ int run_gemm_search(const SearchFlags& f) {
                   ir::to_string(g), m.source, m.model.device, report.legal_sets, report.enumerate_ms,
                   report.evaluate_ms),
       pool, lower::parse_gemm_params, [&](const lower::GemmParams& p) { return lower::check_gemm(g, p, limits); },
-      [&](const lower::GemmParams& p) { return gemm_features(g, p); }, m.model);
+      [&](const lower::GemmParams& p) { return gemm_features(g, p, limits); }, m.model, gemm_occupancy);
   return 0;
 }
 

@@ -21,6 +21,9 @@
 namespace isaac::tune {
 
 const std::vector<std::string>& conv_feature_names();
+// The first features are the problem's own, the same for every parameter set (as for GEMM: the
+// search folds their part of the first layer into its bias once).
+inline constexpr int conv_problem_features = 21;
 
 // Many parameter sets for one problem, row-major (one row per set).
 std::vector<double> conv_features(const ir::Conv& problem, std::span<const lower::ConvParams> params,

@@ -1,9 +1,10 @@
 #pragma once
 // How many blocks of a kernel a multiprocessor holds at once, and how full the grid's last wave of
-// blocks leaves the GPU. The analytic pruning (tune/prune.hpp) ranks sets by them, and the CONV
-// model reads them as features (tune/conv_features.hpp): a 16% faster f16 set on the H200 differed
-// from the model's choice only in holding 7 blocks per SM instead of 5, which made its 789 blocks
-// one wave instead of two (docs/tuning.md, round 41).
+// blocks leaves the GPU. The analytic pruning (tune/prune.hpp) ranks sets by them, and the CONV and
+// GEMM models read them as features (tune/conv_features.hpp, tune/features.hpp): a 16% faster f16
+// set on the H200 differed from the model's choice only in holding 7 blocks per SM instead of 5,
+// which made its 789 blocks one wave instead of two (docs/tuning.md, round 41), and f64 2560x64x2560
+// ran 12% slower split 10 or 12 ways, a wave and a bit, than 8 or 16 ways (round 42).
 #include <isaac/lower/gemm.hpp>
 #include <isaac/runtime/runtime.hpp>
 
@@ -32,5 +33,15 @@ int resident_blocks(int threads, int registers, int shared_bytes, const Multipro
 // How full a grid of `blocks` keeps the GPU over its waves of count x resident blocks: blocks /
 // (waves x slots per wave). 1 for whole waves; just over 0.5 for a wave and one block more.
 double wave_fill(double blocks, int resident, const Multiprocessors& sms);
+
+// The blocks of a GEMM set an SM holds. The registers are the legality estimate's, but for wgmma
+// (TC=2) sets that copy with TMA: their accumulators and 26 more, the least ptxas gave the CPU
+// sweep's sm_90 TMA sets (lower's estimate, made to be safe, lies 15 above on average there). A TMA
+// set counts a producer warp. Shared memory is that of the set unsplit (KG = 1), in the standard
+// pipeline: the deeper one (ST) is only chosen where the grid fits on the SMs one block each
+// (lower::fit_gemm_pipeline_depth), and a split changed no f16 set's count in four spaces of 84,163
+// base sets, where it only ever frees the staging of the stores. So the count is one per base set,
+// which keeps the model search's per-base first layer (tune/search.hpp).
+int gemm_resident_blocks(const ir::Gemm& problem, const lower::GemmParams& params, const Multiprocessors& sms);
 
 }  // namespace isaac::tune

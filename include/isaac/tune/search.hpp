@@ -4,10 +4,12 @@
 // keep the fastest.
 //
 // GEMM: the first layer of the network is linear in the features, and the features of a parameter
-// set differ from those of its base set (KG = 1, SW = 1) only by terms that depend on U, KG and SW.
-// So the first layer runs once per base set (~60k) plus once per (U, KG, SW), and every expanded set
-// (~1M) costs one vector addition before the remaining layers: the same numbers as predict(), up to
-// float rounding (the test checks both). CONV spaces are smaller and go through predict() directly.
+// set differ from those of its base set (KG = 1, SW = 1) only by terms that depend on U, KG and SW,
+// and by its wave fill, which depends on the base set's blocks and KG (tune/occupancy.hpp). So the
+// first layer runs once per base set (~60k, a chunk at a time, the problem's own features folded into
+// the bias) plus once per (U, KG, SW), and every expanded set (~1M) costs a vector addition and the
+// wave fill's column scaled before the remaining layers: the same numbers as predict(), up to float
+// rounding (the test checks both). CONV spaces are smaller and go through predict() directly.
 // An ensemble model (ensemble.hpp) ranks the whole space with its first member and re-ranks that
 // member's best ensemble_pool sets with all of its members.
 #include <isaac/ir/conv.hpp>
