@@ -297,7 +297,7 @@ std::vector<Ranked> rank_gemm_neighbours(const ir::Gemm& problem, const lower::D
     const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
     for (auto [kg, sw] : space.splits_of(base)) {
       if (sw > 1 && kg <= at_once) continue;
-      if (!std::has_single_bit(unsigned(kg)) && kg > uneven_max) continue;
+      if ((kg & (kg - 1)) != 0 && kg > uneven_max) continue;  // not a power of two (gemm_split_in_space)
       lower::GemmParams p = base;
       p.kg = kg, p.sw = sw;
       if (!tiling_step(from, tiling_of(p))) continue;
