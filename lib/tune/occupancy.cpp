@@ -1,4 +1,7 @@
+#include <isaac/error.hpp>
 #include <isaac/tune/occupancy.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +27,9 @@ Multiprocessors multiprocessors(const runtime::DeviceInfo& info) {
 }
 
 Multiprocessors multiprocessors(const lower::DeviceLimits& device) {
+  // Waves of blocks over no SMs have no size: every occupancy feature would be NaN.
+  if (device.sm_count < 1)
+    throw InvalidArgument(fmt::format("the device's SM count is {}; it must be at least 1", device.sm_count));
   Multiprocessors sms;
   sms.count = device.sm_count;
   fit_warps_and_blocks(device.sm, sms);

@@ -528,6 +528,10 @@ TEST_CASE("collect refuses bad options") {
   CHECK(log.find("--max-flops") != std::string::npos);
   CHECK(tune("collect --template lstm --compile-only --count 4 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK_FALSE(fs::exists(out));
+  // Training counts waves of blocks on --sm-count SMs: none would make every occupancy feature NaN.
+  CHECK(tune("train --data no.csv --out '" + out.string() + "' --sm-count 0", dir, &log) != 0);
+  CHECK(log.find("--sm-count: Value 0 not in range 1 to 65536") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
 }
 
 TEST_CASE("focus refuses bad shape ranges and siblings before it looks for a driver") {

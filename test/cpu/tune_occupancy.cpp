@@ -1,6 +1,9 @@
+#include <isaac/error.hpp>
 #include <isaac/tune/occupancy.hpp>
 
 #include <doctest/doctest.h>
+
+#include <string>
 
 using namespace isaac;
 using namespace isaac::tune;
@@ -43,4 +46,12 @@ TEST_CASE("multiprocessors of the search's device limits: the SM count given, th
   sms = multiprocessors(device);
   CHECK(sms.shared_bytes == 228 * 1024);
   CHECK(sms.max_blocks == 32);
+  device.sm_count = 0;  // e.g. isaac-tune train --sm-count 0: the features would be NaN
+  std::string what;
+  try {
+    multiprocessors(device);
+  } catch (const InvalidArgument& e) {
+    what = e.what();
+  }
+  CHECK(what.find("SM count is 0; it must be at least 1") != std::string::npos);
 }

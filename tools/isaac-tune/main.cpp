@@ -59,7 +59,8 @@ void add_train_flags(CLI::App* app, TrainFlags& f) {
                   "SMs of the GPU the data was measured on: GEMM rows whose set this version would run at another TMA "
                   "pipeline depth there (fit_gemm_pipeline_depth) are left out, and the features count waves of "
                   "blocks on that many sm_90 SMs")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
 }
 
 tune::TrainOptions options_of(const TrainFlags& f, int epochs) {

@@ -22,7 +22,7 @@ struct Multiprocessors {
 Multiprocessors multiprocessors(const runtime::DeviceInfo& info);
 // From the limits the search works with: the SM count, and the rest by compute capability (the CUDA
 // programming guide's table: sm_80 and sm_87 164 KB of shared memory per SM, sm_86 and sm_89 100 KB
-// and 48 warps, sm_70 96 KB, sm_90 228 KB).
+// and 48 warps, sm_70 96 KB, sm_90 228 KB). InvalidArgument for fewer than one SM.
 Multiprocessors multiprocessors(const lower::DeviceLimits& device);
 
 // Blocks of `threads` threads, `registers` registers each (allocated per warp in units of 256) and
