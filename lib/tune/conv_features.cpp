@@ -13,13 +13,11 @@ double lg(double v) { return std::log2(std::max(v, 1.0)); }
 double lg(int v) { return v > 0 && (v & (v - 1)) == 0 ? std::countr_zero(unsigned(v)) : lg(double(v)); }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / std::max<std::int64_t>(b, 1); }
 
-// The registers a direct kernel's threads are expected to hold, for its occupancy. wgmma (TC=2)
-// kernels hold their accumulators and little else: on sm_90, ptxas gave 50 of 53 random f16 TMA sets
-// their accumulators plus 26 registers, and cp.async ones plus 26 to 86 (50 on average), where the
-// legality estimate, made to be safe, lies 39 (cp.async) and 59 (TMA) above ptxas's count.
+// The registers a direct kernel's threads are expected to hold, for its occupancy: wgmma (TC=2)
+// kernels hold their accumulators and little else (occupancy.hpp).
 int occupancy_registers(const ir::Conv& v, const lower::ConvParams& p, bool tma) {
   if (p.tc != 2) return lower::estimate_conv_registers(v, p);
-  return p.pl * p.kl / p.threads() + (tma ? 26 : 50);
+  return p.pl * p.kl / p.threads() + (tma ? wgmma_tma_registers : wgmma_copy_registers);
 }
 
 }  // namespace

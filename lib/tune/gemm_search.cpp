@@ -20,6 +20,7 @@
 #include <numeric>
 #include <queue>
 #include <span>
+#include <string_view>
 
 namespace isaac::tune {
 
@@ -67,16 +68,16 @@ struct BestOf {
   }
 };
 
+Eigen::Index feature_column(std::string_view name) {
+  const auto& names = gemm_feature_names();
+  return Eigen::Index(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
 // The wave fill (tune/occupancy.hpp) couples a base set with its split, through the blocks KG
 // multiplies: what the split adds to the first layer is measured with it at zero, and the search adds
 // each split's own. (Blocks per SM are the base set's: occupancy.hpp.)
-Eigen::Index wave_fill_column() {
-  const auto& names = gemm_feature_names();
-  return Eigen::Index(std::find(names.begin(), names.end(), "wave_fill") - names.begin());
-}
-
 std::vector<double> without_wave_fill(std::vector<double> rows, Eigen::Index inputs) {
-  const auto at = std::size_t(wave_fill_column());
+  const auto at = std::size_t(feature_column("wave_fill"));
   for (std::size_t r = 0; r < rows.size(); r += std::size_t(inputs)) rows[r + at] = 0;
   return rows;
 }
@@ -100,9 +101,8 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   const int kept = model.ensemble > 1 ? std::max(top, ensemble_pool) : top;
   const Eigen::Index inputs = model.mlp.inputs();
   const Multiprocessors sms = multiprocessors(device);
-  const auto& names = gemm_feature_names();
-  const auto resident_column = std::find(names.begin(), names.end(), "log2_resident_blocks") - names.begin();
-  const Eigen::Index fill_column = wave_fill_column();
+  const Eigen::Index resident_column = feature_column("log2_resident_blocks");
+  const Eigen::Index fill_column = feature_column("wave_fill");
   // Per U: what KG and SW add to the first layer, measured on one base set with that U.
   std::array<MatrixF, std::tuple_size_v<decltype(space.splits)>> deltas;
   for (size_t slot = 0; slot < deltas.size(); ++slot) {

@@ -61,7 +61,7 @@ int gemm_resident_blocks(const ir::Gemm& problem, const lower::GemmParams& param
   p.st = 0, p.kg = 1;
   const int threads = p.threads() + (p.tma ? 32 : 0);
   const int registers = p.tc == 2 && p.tma
-                            ? p.ml * p.nl / std::max(p.threads(), 1) / (p.acc32 ? 1 : 2) + 26
+                            ? p.ml * p.nl / std::max(p.threads(), 1) / (p.acc32 ? 1 : 2) + wgmma_tma_registers
                             : lower::estimate_gemm_registers(problem.dtype, problem.a_trans, problem.b_trans, p);
   return resident_blocks(threads, registers,
                          lower::gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, p), sms);

@@ -73,21 +73,24 @@ LoadedModel search_model(const SearchFlags& f, ir::DType dtype) {
   return {std::move(choice->model), std::move(choice->source)};
 }
 
-// What the CONV features say of a set's copies and occupancy (the model's blind spots before 0.1.25).
-std::string conv_occupancy(const std::vector<double>& x) {
-  const auto& names = conv_feature_names();
-  auto at = [&](std::string_view name) { return x[std::size_t(std::ranges::find(names, name) - names.begin())]; };
-  if (at("wg") != 0) return "a Winograd kernel";
-  return fmt::format("{} copies, {:.0f} blocks per SM, its waves {:.0f}% full", at("tma") != 0 ? "TMA" : "thread",
-                     std::exp2(at("log2_resident_blocks")), 100 * at("wave_fill"));
+// A feature's value in a row of `names`.
+double feature(const std::vector<std::string>& names, const std::vector<double>& x, std::string_view name) {
+  return x[std::size_t(std::ranges::find(names, name) - names.begin())];
 }
 
-// What the GEMM features say of a set's occupancy (the model's blind spot before 0.1.26).
-std::string gemm_occupancy(const std::vector<double>& x) {
-  const auto& names = gemm_feature_names();
-  auto at = [&](std::string_view name) { return x[std::size_t(std::ranges::find(names, name) - names.begin())]; };
-  return fmt::format("{:.0f} blocks per SM, its waves {:.0f}% full", std::exp2(at("log2_resident_blocks")),
-                     100 * at("wave_fill"));
+// What the occupancy features say of a set (the models' blind spots before 0.1.25, CONV, and 0.1.26, GEMM).
+std::string occupancy(const std::vector<std::string>& names, const std::vector<double>& x) {
+  return fmt::format("{:.0f} blocks per SM, its waves {:.0f}% full", std::exp2(feature(names, x, "log2_resident_blocks")),
+                     100 * feature(names, x, "wave_fill"));
+}
+
+std::string gemm_occupancy(const std::vector<double>& x) { return occupancy(gemm_feature_names(), x); }
+
+// A CONV set also says how it copies.
+std::string conv_occupancy(const std::vector<double>& x) {
+  const auto& names = conv_feature_names();
+  if (feature(names, x, "wg") != 0) return "a Winograd kernel";
+  return fmt::format("{} copies, {}", feature(names, x, "tma") != 0 ? "TMA" : "thread", occupancy(names, x));
 }
 
 // The candidates --gpu would time first, from `pool` (the model's best, spread over tilings and hedged:

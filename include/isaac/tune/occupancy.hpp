@@ -34,10 +34,15 @@ int resident_blocks(int threads, int registers, int shared_bytes, const Multipro
 // (waves x slots per wave). 1 for whole waves; just over 0.5 for a wave and one block more.
 double wave_fill(double blocks, int resident, const Multiprocessors& sms);
 
+// The registers a wgmma (TC=2) thread holds besides its accumulators, for its occupancy: on sm_90,
+// ptxas gave 50 of 53 random f16 CONV TMA sets their accumulators plus 26, and cp.async ones plus 26
+// to 86 (50 on average); the GEMM CPU sweep's TMA sets took at least 26 too. The legality estimates,
+// made to be safe, lie far above (CONV: 59 with TMA, 39 without; GEMM with TMA: 15 on average).
+inline constexpr int wgmma_tma_registers = 26, wgmma_copy_registers = 50;
+
 // The blocks of a GEMM set an SM holds. The registers are the legality estimate's, but for wgmma
-// (TC=2) sets that copy with TMA: their accumulators and 26 more, the least ptxas gave the CPU
-// sweep's sm_90 TMA sets (lower's estimate, made to be safe, lies 15 above on average there). A TMA
-// set counts a producer warp. Shared memory is that of the set unsplit (KG = 1), in the standard
+// (TC=2) sets that copy with TMA: their accumulators and wgmma_tma_registers. A TMA set counts a
+// producer warp. Shared memory is that of the set unsplit (KG = 1), in the standard
 // pipeline: the deeper one (ST) is only chosen where the grid fits on the SMs one block each
 // (lower::fit_gemm_pipeline_depth), and a split changed no f16 set's count in four spaces of 84,163
 // base sets, where it only ever frees the staging of the stores. So the count is one per base set,
