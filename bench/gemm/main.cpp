@@ -7,6 +7,7 @@
 //   isaac-bench-gemm program [options]                the problems through isaac::compile, with the caches' counts
 //   isaac-bench-gemm bounds [options] [-- GB flags]   what bounds checks cost (f32 NT, aligned vs +1)
 //   isaac-bench-gemm emission [options] [-- GB flags] LLVM's time per winner's kernel (no GPU needed)
+//   isaac-bench-gemm ranking [options] [-- GB flags]  the model's pass over each problem's legal space (no GPU needed)
 //   isaac-bench-gemm selftest                         checks of the CPU-side pieces (no GPU needed)
 //
 // Without a CUDA driver or device, sweep/run/bounds print why and exit 77 (sweep --dry-run needs none).
@@ -68,7 +69,7 @@ int main(int argc, char** argv) {
     }
   }
   // `run` is the default subcommand.
-  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "searches", "program", "bounds", "emission", "selftest"};
+  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "searches", "program", "bounds", "emission", "ranking", "selftest"};
   bool has_subcommand = false;
   for (const auto& a : ours)
     if (std::find(subcommands.begin(), subcommands.end(), a) != subcommands.end()) has_subcommand = true;
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{
       "isaac-bench-gemm: isaac's GEMM template against cuBLAS/cuBLASLt on the ISAAC paper's problems.\n"
-      "Google Benchmark flags (run, tuned, searches, bounds, emission) go after '--'."};
+      "Google Benchmark flags (run, tuned, searches, bounds, emission, ranking) go after '--'."};
   app.require_subcommand(1, 1);
 
   SweepOptions so;
@@ -186,6 +187,17 @@ int main(int argc, char** argv) {
   emission->add_option("--aim-ms", eo.aim_ms, "the summary counts the kernels under this")->capture_default_str();
   emission->add_option("--split-mode", eo.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
 
+  RankingOptions ko;
+  auto* ranking = app.add_subcommand("ranking", "the model's pass over each problem's whole legal space, one thread (no GPU needed)");
+  ranking->add_option("--problems", ko.problems, "problems CSV (default: the compiled-in paper problems)");
+  ranking->add_option("--dtypes", ko.dtypes, "comma-separated dtypes")->capture_default_str();
+  ranking->add_option("--device", ko.device, "the device whose shipped models rank")->capture_default_str();
+  ranking->add_option("--sm", ko.compute_capability, "its compute capability (70, 80 or 90)")
+      ->check(CLI::IsMember({70, 80, 90}))
+      ->capture_default_str();
+  ranking->add_option("--csv", ko.csv, "results CSV")->capture_default_str();
+  ranking->add_option("--aim-ms", ko.aim_ms, "the summary counts the problems under this")->capture_default_str();
+
   auto* selftest = app.add_subcommand("selftest", "checks of the CPU-side pieces (no GPU needed)");
 
   std::vector<const char*> cli_argv{argv[0]};
@@ -195,18 +207,22 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (!gb.empty() && !(run->parsed() || tuned->parsed() || searches->parsed() || bounds->parsed() || emission->parsed())) {
+  if (!gb.empty() && !(run->parsed() || tuned->parsed() || searches->parsed() || bounds->parsed() || emission->parsed() || ranking->parsed())) {
     fmt::print(stderr,
-               "isaac-bench-gemm: only run, tuned, searches, bounds and emission take Google Benchmark flags (after '--')\n");
+               "isaac-bench-gemm: only run, tuned, searches, bounds, emission and ranking take Google Benchmark flags (after '--')\n");
     return exit_failed;
   }
 
-  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : searches->parsed() ? "searches" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : emission->parsed() ? "emission" : "selftest";
+  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : searches->parsed() ? "searches" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : emission->parsed() ? "emission" : ranking->parsed() ? "ranking" : "selftest";
   try {
     if (selftest->parsed()) return selftest_main();
     if (emission->parsed()) {
       eo.benchmark_args = gb;
       return emission_main(eo);
+    }
+    if (ranking->parsed()) {
+      ko.benchmark_args = gb;
+      return ranking_main(ko);
     }
     if (sweep->parsed() && so.dry_run) return sweep_main(so);
     if (int code = require_gpu()) return code;

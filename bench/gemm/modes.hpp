@@ -106,7 +106,18 @@ struct EmissionOptions {
   std::vector<std::string> benchmark_args;
 };
 
+struct RankingOptions {
+  std::string problems;  // empty: the compiled-in list
+  std::string dtypes = "f32,f16,f64";
+  std::string device = "NVIDIA H100 80GB HBM3";  // whose shipped models rank
+  int compute_capability = 90;
+  std::string csv = "bench/results/gemm-ranking.csv";
+  double aim_ms = 50;  // issue 6's aim, counted in the summary
+  std::vector<std::string> benchmark_args;
+};
+
 int emission_main(const EmissionOptions& options);
+int ranking_main(const RankingOptions& options);
 int sweep_main(const SweepOptions& options);
 int run_main(const RunOptions& options);
 int bounds_main(const BoundsOptions& options);

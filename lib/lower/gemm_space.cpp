@@ -32,10 +32,8 @@ std::int64_t gemm_max_uneven_split(std::int64_t unsplit_blocks, const DeviceLimi
   return std::int64_t(gemm_uneven_split_blocks_per_sm) * device.sm_count / std::max<std::int64_t>(1, unsplit_blocks);
 }
 
-// (kg & (kg - 1)): std::has_single_bit calls libgcc's popcount without -mpopcnt, and the search
-// asks this of every set (6% of a whole-space search's time when it did).
 bool gemm_split_in_space(std::int64_t unsplit_blocks, int kg, const DeviceLimits& device) {
-  return (kg > 0 && (kg & (kg - 1)) == 0) || kg <= gemm_max_uneven_split(unsplit_blocks, device);
+  return gemm_split_within(kg, gemm_max_uneven_split(unsplit_blocks, device));
 }
 
 bool GemmSpace::holds(const GemmParams& base, Split split) const {
@@ -45,8 +43,8 @@ bool GemmSpace::holds(const GemmParams& base, Split split) const {
 std::size_t GemmSpace::size() const {
   std::size_t n = 0;
   for (const GemmParams& b : bases) {
-    const std::int64_t blocks = gemm_grid_blocks(problem, b);
-    for (Split s : splits_of(b)) n += gemm_split_in_space(blocks, s.kg, device);
+    const std::int64_t uneven_max = gemm_max_uneven_split(gemm_grid_blocks(problem, b), device);
+    for (Split s : splits_of(b)) n += gemm_split_within(s.kg, uneven_max);
   }
   return n;
 }

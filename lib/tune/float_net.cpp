@@ -68,39 +68,65 @@ double predicted_tflops(const Mlp& mlp, float score) {
 }
 
 Eigen::RowVectorXf float_scores(const FloatNet& net, const std::vector<double>& rows, Eigen::Index inputs) {
-  MatrixF h = first_layer(net, rows, inputs);
-  return rest_of_network(net, h);
+  if (net.weights.size() != 1 || net.weights[0].rows() != 1) {
+    MatrixF h = first_layer(net, rows, inputs);
+    return rest_of_network(net, h);
+  }
+  // One hidden layer (the shipped models, ensembles included): the loops of the whole-space pass,
+  // which this library builds for AVX2 where Eigen's products get SSE2, a few rows at a time.
+  const size_t n = rows.size() / size_t(inputs);
+  const int hidden = int(net.first.rows());
+  const VectorF zero = VectorF::Zero(hidden);
+  const Eigen::VectorXf out = net.weights[0].row(0).transpose();
+  constexpr size_t chunk = 64;
+  std::vector<float> h(chunk * size_t(hidden));
+  const std::uint8_t first_split = 0;
+  const float no_fill = 0;
+  Eigen::RowVectorXf scores = Eigen::RowVectorXf::Zero(Eigen::Index(n));
+  for (size_t from = 0; from < n; from += chunk) {
+    const size_t count = std::min(chunk, n - from);
+    affine_rows(rows.data() + from * size_t(inputs), count, int(inputs), int(inputs), net.first.data(),
+                net.first_bias.data(), hidden, h.data());
+    for (size_t r = 0; r < count; ++r)
+      split_scores(h.data() + r * size_t(hidden), zero.data(), hidden, &first_split, &no_fill, 1, zero.data(),
+                   out.data(), net.biases[0][0], &scores[Eigen::Index(from + r)]);
+  }
+  return scores;
 }
 
-// With hidden % 16 == 0 (else the scalar loop), sixteen hidden units stay in registers while the
-// inputs stream past.
 VectorF bias_with_constant_inputs(const FloatNet& net, const double* row, int count) {
   const Eigen::VectorXf x = Eigen::Map<const Eigen::VectorXd>(row, count).cast<float>();
   return net.first_bias + net.first.leftCols(count) * x;
 }
 
+// Sixty-four hidden units at a time stay in registers while the inputs stream past, eight each in
+// a chain of its own: with fewer chains each row waits on the adder's latency (four times as long
+// with two). Each unit adds its terms in the inputs' order whatever the width.
 __attribute__((target_clones("arch=x86-64-v3", "default"))) void affine_rows(const double* x, size_t rows, int stride,
                                                                              int inputs, const float* w,
                                                                              const float* bias, int hidden,
                                                                              float* out) {
+  constexpr int chains = 8;
   for (size_t r = 0; r < rows; ++r) {
     const double* xr = x + r * size_t(stride);
     float* o = out + r * size_t(hidden);
-    if (hidden % 16 == 0) {
-      for (int j = 0; j < hidden; j += 16) {
-        Lanes a0 = load(bias + j), a1 = load(bias + j + 8);
-        for (int f = 0; f < inputs; ++f) {
-          const float* column = w + size_t(f) * size_t(hidden) + size_t(j);
-          const float v = float(xr[f]);
-          a0 += v * load(column);
-          a1 += v * load(column + 8);
-        }
-        std::memcpy(o + j, &a0, sizeof a0);
-        std::memcpy(o + j + 8, &a1, sizeof a1);
+    int j = 0;
+    for (; j + 8 * chains <= hidden; j += 8 * chains) {
+      Lanes acc[chains];
+      for (int q = 0; q < chains; ++q) acc[q] = load(bias + j + 8 * q);
+      for (int f = 0; f < inputs; ++f) {
+        const float* column = w + size_t(f) * size_t(hidden) + size_t(j);
+        const float v = float(xr[f]);
+        for (int q = 0; q < chains; ++q) acc[q] += v * load(column + 8 * q);
       }
-      continue;
+      std::memcpy(o + j, acc, sizeof acc);
     }
-    for (int j = 0; j < hidden; ++j) {
+    for (; j + 8 <= hidden; j += 8) {
+      Lanes acc = load(bias + j);
+      for (int f = 0; f < inputs; ++f) acc += float(xr[f]) * load(w + size_t(f) * size_t(hidden) + size_t(j));
+      std::memcpy(o + j, &acc, sizeof acc);
+    }
+    for (; j < hidden; ++j) {
       float acc = bias[j];
       for (int f = 0; f < inputs; ++f) acc += float(xr[f]) * w[size_t(f) * size_t(hidden) + size_t(j)];
       o[j] = acc;
@@ -108,20 +134,41 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void affine_rows(con
   }
 }
 
-__attribute__((target_clones("arch=x86-64-v3", "default"))) float hidden_score(const float* a, const float* b, float t,
-                                                                               const float* c, const float* w, int n,
-                                                                               float bias) {
-  Lanes sum = {};
+// Four splits at a time: each score is a chain of dependent additions, so one at a time waits on the
+// adder's latency; four chains keep it busy. Each score adds the same terms in the same order as one
+// at a time would.
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void split_scores(const float* a, const float* deltas, int n,
+                                                                              const std::uint8_t* splits,
+                                                                              const float* fills, int count,
+                                                                              const float* c, const float* w,
+                                                                              float bias, float* out) {
+  constexpr int group = 4;
   const Lanes zero = {};
-  int i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const Lanes h = load(a + i) + load(b + i) + t * load(c + i);
-    sum += load(w + i) * (h > zero ? h : zero);
+  for (int k0 = 0; k0 < count; k0 += group) {
+    const float* b[group];
+    float t[group];
+    Lanes sum[group];
+    for (int q = 0; q < group; ++q) {
+      const int k = std::min(k0 + q, count - 1);  // past the end: the last split again, not stored
+      b[q] = deltas + size_t(splits[k]) * size_t(n);
+      t[q] = fills[k];
+      sum[q] = zero;
+    }
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const Lanes av = load(a + i), cv = load(c + i), wv = load(w + i);
+      for (int q = 0; q < group; ++q) {
+        const Lanes h = av + load(b[q] + i) + t[q] * cv;
+        sum[q] += wv * (h > zero ? h : zero);
+      }
+    }
+    for (int q = 0; q < group && k0 + q < count; ++q) {
+      float total = bias;
+      for (int j = 0; j < 8; ++j) total += sum[q][j];
+      for (int r = i; r < n; ++r) total += w[r] * std::max(a[r] + b[q][r] + t[q] * c[r], 0.0f);
+      out[k0 + q] = total;
+    }
   }
-  float total = bias;
-  for (int k = 0; k < 8; ++k) total += sum[k];
-  for (; i < n; ++i) total += w[i] * std::max(a[i] + b[i] + t * c[i], 0.0f);
-  return total;
 }
 
 }  // namespace isaac::tune

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <numeric>
 #include <vector>
 
@@ -65,8 +66,10 @@ void affine_rows(const double* x, std::size_t rows, int stride, int inputs, cons
 // every row, folded in; affine_rows then takes the rows from input `count` on.
 VectorF bias_with_constant_inputs(const FloatNet& net, const double* row, int count);
 
-// w . relu(a + b + t c) + bias over n hidden units: the GEMM search's inner loop (a base set's first
-// layer, what its split adds, and a feature's column scaled by its value).
-float hidden_score(const float* a, const float* b, float t, const float* c, const float* w, int n, float bias);
+// out[k] = w . relu(a + deltas[splits[k]] + fills[k] c) + bias over n hidden units, for k < count: the
+// GEMM search's inner loop over a base set's splits (its first layer a, what each split adds, stored n
+// floats apart, and the wave fill's column c scaled by each split's fill).
+void split_scores(const float* a, const float* deltas, int n, const std::uint8_t* splits, const float* fills,
+                  int count, const float* c, const float* w, float bias, float* out);
 
 }  // namespace isaac::tune

@@ -12,14 +12,14 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <numeric>
-#include <queue>
 #include <span>
+#include <tuple>
 #include <string_view>
 
 namespace isaac::tune {
@@ -45,27 +45,70 @@ struct Scored {
   bool operator<(const Scored& o) const { return score != o.score ? score > o.score : id < o.id; }
 };
 
-// The best `capacity` offers, the worst of them on top.
+// The best `capacity` offers. It keeps up to twice as many and then drops the worse half at once:
+// a heap spent more time on the sets that enter it than the whole-space pass spent on its other
+// bookkeeping (in enumeration order, many do before it fills with the best).
 struct BestOf {
-  explicit BestOf(std::size_t capacity) : capacity(capacity) {}
+  explicit BestOf(std::size_t capacity)
+      : capacity(capacity),
+        floor(capacity == 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity()) {}
   std::size_t capacity;
-  std::priority_queue<Scored> heap;
-  bool wants(float score) const {
-    return capacity > 0 && (heap.size() < capacity || score >= heap.top().score);
-  }
+  float floor;  // what a set must score to enter: the worst of the best `capacity` when last trimmed
+  std::vector<Scored> kept;
+  bool wants(float score) const { return score >= floor; }
   void offer(const Scored& s) {  // after wants()
-    if (heap.size() < capacity) heap.push(s);
-    else if (s < heap.top()) {
-      heap.pop();
-      heap.push(s);
-    }
+    kept.push_back(s);
+    if (kept.size() == 2 * capacity) trim();
   }
   std::vector<Scored> drain() {  // best first
-    std::vector<Scored> out;
-    for (; !heap.empty(); heap.pop()) out.push_back(heap.top());
-    std::reverse(out.begin(), out.end());
-    return out;
+    std::sort(kept.begin(), kept.end());
+    if (kept.size() > capacity) kept.resize(capacity);
+    return std::move(kept);
   }
+
+ private:
+  void trim() {
+    std::nth_element(kept.begin(), kept.begin() + std::ptrdiff_t(capacity - 1), kept.end());
+    kept.resize(capacity);
+    floor = kept.back().score;
+  }
+};
+
+// The best `kept` sets, and the best `per_split` of each split level (KG) and of each kind of kernel
+// (TC). Once they fill, almost no set enters any of them: what it takes to enter one is kept per level
+// and per kind, so that an offer is one comparison.
+class Pools {
+ public:
+  Pools(size_t kept, size_t split_levels, size_t per_split)
+      : best(kept),
+        of_split(split_levels, BestOf(per_split)),
+        of_kind{BestOf(per_split), BestOf(per_split), BestOf(per_split)},
+        level_floor_(split_levels) {
+    for (size_t level = 0; level < split_levels; ++level) level_floor_[level] = of_split[level].floor;
+    update_kind_floors();
+  }
+  void offer(float score, std::uint64_t id, std::uint8_t level, int kind) {
+    if (score >= std::min(kind_floor_[size_t(kind)], level_floor_[level])) [[unlikely]]
+      enter(score, id, level, kind);
+  }
+  BestOf best;
+  std::vector<BestOf> of_split;
+  std::array<BestOf, 3> of_kind;
+
+ private:
+  __attribute__((noinline)) void enter(float score, std::uint64_t id, std::uint8_t level, int kind) {
+    if (best.wants(score)) best.offer({score, id});
+    if (of_split[level].wants(score)) of_split[level].offer({score, id});
+    if (of_kind[size_t(kind)].wants(score)) of_kind[size_t(kind)].offer({score, id});
+    level_floor_[level] = of_split[level].floor;
+    update_kind_floors();
+  }
+  void update_kind_floors() {
+    for (size_t kind = 0; kind < of_kind.size(); ++kind)
+      kind_floor_[kind] = std::min(best.floor, of_kind[kind].floor);
+  }
+  std::vector<float> level_floor_;
+  std::array<float, 3> kind_floor_{};
 };
 
 Eigen::Index feature_column(std::string_view name) {
@@ -123,29 +166,19 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     deltas[slot] = h.colwise() - base;
   }
 
-  BestOf best(static_cast<std::size_t>(kept));
-  // Per U slot, the per-split pool of each of its splits: one pool per KG value.
+  // Per U slot, the split level (an index into kg_values) of each of its splits.
   std::vector<int> kg_values;
   std::array<std::vector<std::uint8_t>, std::tuple_size_v<decltype(space.splits)>> levels;
-  for (size_t slot = 0; slot < levels.size(); ++slot)
+  size_t most_splits = 0;
+  for (size_t slot = 0; slot < levels.size(); ++slot) {
     for (auto [kg, sw] : space.splits[slot]) {
       auto it = std::ranges::find(kg_values, kg);
       if (it == kg_values.end()) it = kg_values.insert(it, kg);
       levels[slot].push_back(std::uint8_t(it - kg_values.begin()));
     }
-  std::vector<BestOf> best_of_split(kg_values.size(), BestOf(static_cast<std::size_t>(per_split)));
-  // Per U slot, whether each split's KG is not a power of two (lower::gemm_split_in_space).
-  std::array<std::vector<bool>, std::tuple_size_v<decltype(space.splits)>> uneven_splits;
-  for (size_t slot = 0; slot < uneven_splits.size(); ++slot)
-    for (auto [kg, sw] : space.splits[slot]) uneven_splits[slot].push_back(!std::has_single_bit(unsigned(kg)));
-  // And the best of each kind of kernel (TC), for the kind hedge (spread.hpp).
-  std::array<BestOf, 3> best_of_kind{BestOf(std::size_t(per_split)), BestOf(std::size_t(per_split)),
-                                     BestOf(std::size_t(per_split))};
-  auto offer = [&](float score, std::uint64_t id, std::uint8_t level, int kind) {
-    if (best.wants(score)) best.offer({score, id});
-    if (best_of_split[level].wants(score)) best_of_split[level].offer({score, id});
-    if (best_of_kind[std::size_t(kind)].wants(score)) best_of_kind[std::size_t(kind)].offer({score, id});
-  };
+    most_splits = std::max(most_splits, space.splits[slot].size());
+  }
+  Pools pools(size_t(kept), kg_values.size(), size_t(per_split));
   // The base sets' first layers, a chunk at a time so that they stay in cache, with the part of the
   // problem's own features folded into the bias once; and with each, the slots of a wave (SMs x its
   // blocks per SM) for the wave fill of its splits.
@@ -165,42 +198,57 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
                 net.first.col(gemm_problem_features).data(), problem_bias.data(), int(bases.rows()), bases.data());
   };
   const VectorF fill_weights = net.first.col(fill_column);
-  // Calls visit(base's first layer, split's delta, wave fill, id, split level, kind) for every set
-  // ranked. SW > 1 is not ranked where the grid fits on the SMs at once
-  // (lower::gemm_grid_fits_at_once): where KG is at most the SMs over the base set's blocks. Nor are
-  // the splits the space leaves out (lower::gemm_split_in_space).
-  auto for_each_set = [&](auto&& visit) {
+  // Calls visit(base index, its first layer, its U slot, its splits, their wave fills, how many) for
+  // every base set, with the splits that are ranked. SW > 1 is not ranked where the grid fits on the
+  // SMs at once (lower::gemm_grid_fits_at_once): where KG is at most the SMs over the base set's blocks.
+  // Nor are the splits the space leaves out (lower::gemm_split_in_space).
+  std::vector<std::uint8_t> ranked_splits(most_splits);
+  std::vector<float> fills(most_splits);
+  auto for_each_base = [&](auto&& visit) {
+    std::tuple<std::int64_t, std::uint64_t, size_t> last{-1, 0, 0};
+    int count = 0;
     for (size_t from = 0; from < space.bases.size(); from += base_chunk) {
       const size_t n = std::min(base_chunk, space.bases.size() - from);
       first_layers(from, n);
       for (size_t b = from; b < from + n; ++b) {
         const auto& splits = space.splits_of(space.bases[b]);
         const size_t slot = size_t(&splits - space.splits.data());
-        const MatrixF& delta = deltas[slot];
         const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
-        const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
-        const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
-        const auto& uneven = uneven_splits[slot];
         const std::uint64_t wave = slots[b - from];
-        for (size_t s = 0; s < splits.size(); ++s) {
-          if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
-          if (uneven[s] && splits[s].kg > uneven_max) continue;
-          const std::uint64_t launched = std::uint64_t(blocks) * std::uint64_t(splits[s].kg);
-          const float fill = float(launched) / float((launched + wave - 1) / wave * wave);
-          visit(bases.col(Eigen::Index(b - from)).data(), delta.col(Eigen::Index(s)).data(), fill,
-                std::uint64_t(b) << 8 | s, levels[slot][s], space.bases[b].tc);
+        // Which splits are ranked, and their fills, depend on these three alone; neighbouring base
+        // sets mostly share them.
+        if (std::tuple(blocks, wave, slot) != last) {
+          last = {blocks, wave, slot};
+          const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
+          const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
+          count = 0;
+          for (size_t s = 0; s < splits.size(); ++s) {
+            if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
+            if (!lower::gemm_split_within(splits[s].kg, uneven_max)) continue;
+            const std::uint64_t launched = std::uint64_t(blocks) * std::uint64_t(splits[s].kg);
+            ranked_splits[size_t(count)] = std::uint8_t(s);
+            fills[size_t(count++)] = float(launched) / float((launched + wave - 1) / wave * wave);
+          }
         }
+        visit(b, bases.col(Eigen::Index(b - from)).data(), slot, count);
       }
     }
+  };
+  const auto inputs_of = [&](size_t b, size_t slot, int i) {
+    return std::pair(std::uint64_t(b) << 8 | ranked_splits[size_t(i)], levels[slot][ranked_splits[size_t(i)]]);
   };
   if (net.weights.size() == 1) {
     // One hidden layer: each score is one fused pass over the hidden units, nothing materialised.
     const Eigen::VectorXf out = net.weights[0].row(0).transpose();
     const float out_bias = net.biases[0][0];
-    for_each_set([&](const float* base, const float* delta, float fill, std::uint64_t id, std::uint8_t level,
-                     int kind) {
-      offer(hidden_score(base, delta, fill, fill_weights.data(), out.data(), int(out.size()), out_bias), id, level,
-            kind);
+    std::vector<float> scores(most_splits);
+    for_each_base([&](size_t b, const float* base, size_t slot, int count) {
+      split_scores(base, deltas[slot].data(), int(deltas[slot].rows()), ranked_splits.data(), fills.data(), count,
+                   fill_weights.data(), out.data(), out_bias, scores.data());
+      for (int i = 0; i < count; ++i) {
+        const auto [id, level] = inputs_of(b, slot, i);
+        pools.offer(scores[size_t(i)], id, level, space.bases[b].tc);
+      }
     });
   } else {
     constexpr Eigen::Index chunk = 4096;
@@ -213,31 +261,33 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       MatrixF part = z.leftCols(filled);
       const Eigen::RowVectorXf out = rest_of_network(net, part);
       for (Eigen::Index j = 0; j < filled; ++j)
-        offer(out[j], ids[size_t(j)], split_levels[size_t(j)], space.bases[ids[size_t(j)] >> 8].tc);
+        pools.offer(out[j], ids[size_t(j)], split_levels[size_t(j)], space.bases[ids[size_t(j)] >> 8].tc);
       filled = 0;
     };
-    for_each_set([&](const float* base, const float* delta, float fill, std::uint64_t id, std::uint8_t level, int) {
-      const Eigen::Index rows = bases.rows();
-      z.col(filled) =
-          Eigen::Map<const VectorF>(base, rows) + Eigen::Map<const VectorF>(delta, rows) + fill * fill_weights;
-      ids[size_t(filled)] = id;
-      split_levels[size_t(filled++)] = level;
-      if (filled == chunk) flush();
+    for_each_base([&](size_t b, const float* base, size_t slot, int count) {
+      for (int i = 0; i < count; ++i) {
+        const auto [id, level] = inputs_of(b, slot, i);
+        z.col(filled) = Eigen::Map<const VectorF>(base, bases.rows()) + deltas[slot].col(ranked_splits[size_t(i)]) +
+                        fills[size_t(i)] * fill_weights;
+        ids[size_t(filled)] = id;
+        split_levels[size_t(filled++)] = level;
+        if (filled == chunk) flush();
+      }
     });
     flush();
   }
 
   // The overall best, then the per-split pools' sets that are not among them.
-  std::vector<Scored> scored = best.drain();
+  std::vector<Scored> scored = pools.best.drain();
   const std::size_t overall = scored.size();
   std::vector<bool> pooled(overall, false);  // in a per-split pool
   {
     std::map<std::uint64_t, std::size_t> position;
     for (std::size_t i = 0; i < overall; ++i) position[scored[i].id] = i;
-    std::vector<BestOf*> pools;
-    for (BestOf& pool : best_of_split) pools.push_back(&pool);
-    for (BestOf& pool : best_of_kind) pools.push_back(&pool);
-    for (BestOf* pool : pools)
+    std::vector<BestOf*> others;
+    for (BestOf& pool : pools.of_split) others.push_back(&pool);
+    for (BestOf& pool : pools.of_kind) others.push_back(&pool);
+    for (BestOf* pool : others)
       for (const Scored& s : pool->drain())
         if (auto [it, added] = position.try_emplace(s.id, scored.size()); added) {
           scored.push_back(s);
@@ -297,7 +347,7 @@ std::vector<Ranked> rank_gemm_neighbours(const ir::Gemm& problem, const lower::D
     const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
     for (auto [kg, sw] : space.splits_of(base)) {
       if (sw > 1 && kg <= at_once) continue;
-      if ((kg & (kg - 1)) != 0 && kg > uneven_max) continue;  // not a power of two (gemm_split_in_space)
+      if (!lower::gemm_split_within(kg, uneven_max)) continue;
       lower::GemmParams p = base;
       p.kg = kg, p.sw = sw;
       if (!tiling_step(from, tiling_of(p))) continue;

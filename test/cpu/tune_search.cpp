@@ -117,7 +117,9 @@ TEST_CASE("gemm_legal agrees with check_gemm, legal or not") {
 
 TEST_CASE("the search ranks the whole space by the model's own predictions") {
   const ir::Gemm g = ir::dense_gemm(ir::DType::f64, 200, 96, 700, false, true);
-  for (const std::vector<int>& hidden : {std::vector<int>{32}, std::vector<int>{16, 8}}) {
+  // 13 and 70 hidden units: the scoring loops' widths (64 and 8 units at a time) with units left over.
+  for (const std::vector<int>& hidden :
+       {std::vector<int>{32}, std::vector<int>{13}, std::vector<int>{70}, std::vector<int>{16, 8}}) {
     const Model model = random_model(g, hidden, 11);
     // What the search ranks: the legal space less SW > 1 where the grid fits on the SMs at once.
     auto all = lower::gemm_space(g);

@@ -179,9 +179,14 @@ inline constexpr int gemm_kg_values[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32
 // lengthen the search (they nearly doubled the f16 4096^3 space).
 inline constexpr int gemm_uneven_split_blocks_per_sm = 8;
 // The largest KG that is not a power of two the space holds for a set whose unsplit grid (KG = 1)
-// has `unsplit_blocks` blocks, and whether it holds a given KG.
+// has `unsplit_blocks` blocks, and whether it holds a given KG. The searches, which ask this of every
+// split of every base set, take the largest once per base set and ask gemm_split_within.
 std::int64_t gemm_max_uneven_split(std::int64_t unsplit_blocks, const DeviceLimits& device = {});
 bool gemm_split_in_space(std::int64_t unsplit_blocks, int kg, const DeviceLimits& device = {});
+// (kg & (kg - 1)): std::has_single_bit calls libgcc's popcount without -mpopcnt.
+inline bool gemm_split_within(int kg, std::int64_t max_uneven_split) {
+  return (kg > 0 && (kg & (kg - 1)) == 0) || kg <= max_uneven_split;
+}
 
 // The template's search space for a problem, in two levels: every legal "base" set (KG = 1, SW = 1)
 // and the KG and SW values each base set allows. Given a legal base set, whether a KG is legal
