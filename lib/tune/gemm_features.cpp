@@ -3,6 +3,7 @@
 #include <isaac/tune/occupancy.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 
@@ -29,11 +30,9 @@ const std::vector<std::string>& gemm_feature_names() {
   return names;
 }
 
-// The problem part (in) is computed once per problem by the batched form.
-static void write_features(const ir::Gemm& g, const ir::InputFeatures& in, const lower::GemmParams& p,
-                           const Multiprocessors& sms, double* out) {
+// The problem's own features: the first gemm_problem_features of a row, the same for every set.
+static void write_problem_features(const ir::Gemm& g, const ir::InputFeatures& in, double* o) {
   // input_features: m, n, k, batch, dtype_bytes, a_trans, b_trans, vector_a, vector_b, vector_c
-  double* o = out;
   *o++ = lg(in.values[0]);
   *o++ = lg(in.values[1]);
   *o++ = lg(in.values[2]);
@@ -47,6 +46,11 @@ static void write_features(const ir::Gemm& g, const ir::InputFeatures& in, const
   *o++ = lg(in.values[7]);
   *o++ = lg(in.values[8]);
   *o++ = lg(in.values[9]);
+}
+
+// The rest of the row, from gemm_problem_features on.
+static void write_set_features(const ir::Gemm& g, const lower::GemmParams& p, const Multiprocessors& sms,
+                               double* o) {
   for (int v : {p.ml, p.nl, p.ms, p.ns, p.u, p.ks, p.kl, p.kg, p.va, p.vb, p.la, p.lb, p.sw}) *o++ = lg(v);
   *o++ = p.db;
   *o++ = p.acc32;
@@ -69,7 +73,8 @@ static void write_features(const ir::Gemm& g, const ir::InputFeatures& in, const
 
 void gemm_features(const ir::Gemm& problem, const lower::GemmParams& params, double* out,
                    const lower::DeviceLimits& device) {
-  write_features(problem, ir::input_features(problem), params, multiprocessors(device), out);
+  write_problem_features(problem, ir::input_features(problem), out);
+  write_set_features(problem, params, multiprocessors(device), out + gemm_problem_features);
 }
 
 std::vector<double> gemm_features(const ir::Gemm& problem, const lower::GemmParams& params,
@@ -83,9 +88,14 @@ std::vector<double> gemm_features(const ir::Gemm& problem, std::span<const lower
                                   const lower::DeviceLimits& device) {
   const size_t width = gemm_feature_names().size();
   std::vector<double> out(width * params.size());
-  const ir::InputFeatures in = ir::input_features(problem);
+  std::array<double, gemm_problem_features> own;
+  write_problem_features(problem, ir::input_features(problem), own.data());
   const Multiprocessors sms = multiprocessors(device);
-  for (size_t i = 0; i < params.size(); ++i) write_features(problem, in, params[i], sms, out.data() + i * width);
+  for (size_t i = 0; i < params.size(); ++i) {
+    double* row = out.data() + i * width;
+    std::ranges::copy(own, row);
+    write_set_features(problem, params[i], sms, row + gemm_problem_features);
+  }
   return out;
 }
 

@@ -19,7 +19,6 @@
 #include <map>
 #include <numeric>
 #include <span>
-#include <tuple>
 #include <string_view>
 
 namespace isaac::tune {
@@ -75,20 +74,19 @@ struct BestOf {
 };
 
 // The best `kept` sets, and the best `per_split` of each split level (KG) and of each kind of kernel
-// (TC). Once they fill, almost no set enters any of them: what it takes to enter one is kept per level
-// and per kind, so that an offer is one comparison.
+// (TC). Once they fill, almost no set enters any of them: what it takes to enter one is tabled per
+// kind and level, so that an offer is one comparison.
 class Pools {
  public:
   Pools(size_t kept, size_t split_levels, size_t per_split)
       : best(kept),
         of_split(split_levels, BestOf(per_split)),
         of_kind{BestOf(per_split), BestOf(per_split), BestOf(per_split)},
-        level_floor_(split_levels) {
-    for (size_t level = 0; level < split_levels; ++level) level_floor_[level] = of_split[level].floor;
-    update_kind_floors();
+        floor_(of_kind.size() * split_levels) {
+    update_floors();
   }
   void offer(float score, std::uint64_t id, std::uint8_t level, int kind) {
-    if (score >= std::min(kind_floor_[size_t(kind)], level_floor_[level])) [[unlikely]]
+    if (score >= floor_[size_t(kind) * of_split.size() + level]) [[unlikely]]
       enter(score, id, level, kind);
   }
   BestOf best;
@@ -100,15 +98,14 @@ class Pools {
     if (best.wants(score)) best.offer({score, id});
     if (of_split[level].wants(score)) of_split[level].offer({score, id});
     if (of_kind[size_t(kind)].wants(score)) of_kind[size_t(kind)].offer({score, id});
-    level_floor_[level] = of_split[level].floor;
-    update_kind_floors();
+    update_floors();
   }
-  void update_kind_floors() {
+  void update_floors() {
     for (size_t kind = 0; kind < of_kind.size(); ++kind)
-      kind_floor_[kind] = std::min(best.floor, of_kind[kind].floor);
+      for (size_t level = 0; level < of_split.size(); ++level)
+        floor_[kind * of_split.size() + level] = std::min({best.floor, of_kind[kind].floor, of_split[level].floor});
   }
-  std::vector<float> level_floor_;
-  std::array<float, 3> kind_floor_{};
+  std::vector<float> floor_;  // by kind, then split level
 };
 
 Eigen::Index feature_column(std::string_view name) {
@@ -198,57 +195,66 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
                 net.first.col(gemm_problem_features).data(), problem_bias.data(), int(bases.rows()), bases.data());
   };
   const VectorF fill_weights = net.first.col(fill_column);
-  // Calls visit(base index, its first layer, its U slot, its splits, their wave fills, how many) for
-  // every base set, with the splits that are ranked. SW > 1 is not ranked where the grid fits on the
-  // SMs at once (lower::gemm_grid_fits_at_once): where KG is at most the SMs over the base set's blocks.
-  // Nor are the splits the space leaves out (lower::gemm_split_in_space).
-  std::vector<std::uint8_t> ranked_splits(most_splits);
-  std::vector<float> fills(most_splits);
-  auto for_each_base = [&](auto&& visit) {
-    std::tuple<std::int64_t, std::uint64_t, size_t> last{-1, 0, 0};
+  // Calls visit(base index, its first layer, its U slot, its ranked splits) for every base set. SW > 1
+  // is not ranked where the grid fits on the SMs at once (lower::gemm_grid_fits_at_once): where KG is
+  // at most the SMs over the base set's blocks. Nor are the splits the space leaves out
+  // (lower::gemm_split_in_space). Which splits are ranked, and their wave fills, depend only on the
+  // base set's blocks, its wave and its U slot: the space's base sets share a few hundred of these,
+  // whose lists a small cache keeps.
+  struct RankedSplits {
+    std::int64_t blocks = -1;
+    std::uint64_t wave = 0;
+    size_t slot = 0;
     int count = 0;
+    const std::uint8_t* splits = nullptr;  // into the U slot's splits
+    const float* fills = nullptr;          // their wave fills
+  };
+  constexpr size_t cached_lists = 256;
+  std::vector<RankedSplits> cache(cached_lists);
+  std::vector<std::uint8_t> cached_splits(cached_lists * most_splits);
+  std::vector<float> cached_fills(cached_lists * most_splits);
+  auto ranked_splits = [&](std::int64_t blocks, std::uint64_t wave, size_t slot) -> const RankedSplits& {
+    const size_t at = size_t(std::uint64_t(blocks) * 0x9E3779B97F4A7C15ull ^ wave * 0xC2B2AE3D27D4EB4Full ^ slot) %
+                      cached_lists;
+    RankedSplits& list = cache[at];
+    if (list.blocks == blocks && list.wave == wave && list.slot == slot) return list;
+    std::uint8_t* splits_out = cached_splits.data() + at * most_splits;
+    float* fills_out = cached_fills.data() + at * most_splits;
+    list = {blocks, wave, slot, 0, splits_out, fills_out};
+    const auto& splits = space.splits[slot];
+    const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
+    const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
+    for (size_t s = 0; s < splits.size(); ++s) {
+      if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
+      if (!lower::gemm_split_within(splits[s].kg, uneven_max)) continue;
+      const std::uint64_t launched = std::uint64_t(blocks) * std::uint64_t(splits[s].kg);
+      splits_out[list.count] = std::uint8_t(s);
+      fills_out[list.count++] = float(launched) / float((launched + wave - 1) / wave * wave);
+    }
+    return list;
+  };
+  auto for_each_base = [&](auto&& visit) {
     for (size_t from = 0; from < space.bases.size(); from += base_chunk) {
       const size_t n = std::min(base_chunk, space.bases.size() - from);
       first_layers(from, n);
       for (size_t b = from; b < from + n; ++b) {
-        const auto& splits = space.splits_of(space.bases[b]);
-        const size_t slot = size_t(&splits - space.splits.data());
-        const std::int64_t blocks = lower::gemm_grid_blocks(problem, space.bases[b]);
-        const std::uint64_t wave = slots[b - from];
-        // Which splits are ranked, and their fills, depend on these three alone; neighbouring base
-        // sets mostly share them.
-        if (std::tuple(blocks, wave, slot) != last) {
-          last = {blocks, wave, slot};
-          const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
-          const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
-          count = 0;
-          for (size_t s = 0; s < splits.size(); ++s) {
-            if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
-            if (!lower::gemm_split_within(splits[s].kg, uneven_max)) continue;
-            const std::uint64_t launched = std::uint64_t(blocks) * std::uint64_t(splits[s].kg);
-            ranked_splits[size_t(count)] = std::uint8_t(s);
-            fills[size_t(count++)] = float(launched) / float((launched + wave - 1) / wave * wave);
-          }
-        }
-        visit(b, bases.col(Eigen::Index(b - from)).data(), slot, count);
+        const size_t slot = size_t(&space.splits_of(space.bases[b]) - space.splits.data());
+        visit(b, bases.col(Eigen::Index(b - from)).data(), slot,
+              ranked_splits(lower::gemm_grid_blocks(problem, space.bases[b]), slots[b - from], slot));
       }
     }
-  };
-  const auto inputs_of = [&](size_t b, size_t slot, int i) {
-    return std::pair(std::uint64_t(b) << 8 | ranked_splits[size_t(i)], levels[slot][ranked_splits[size_t(i)]]);
   };
   if (net.weights.size() == 1) {
     // One hidden layer: each score is one fused pass over the hidden units, nothing materialised.
     const Eigen::VectorXf out = net.weights[0].row(0).transpose();
     const float out_bias = net.biases[0][0];
     std::vector<float> scores(most_splits);
-    for_each_base([&](size_t b, const float* base, size_t slot, int count) {
-      split_scores(base, deltas[slot].data(), int(deltas[slot].rows()), ranked_splits.data(), fills.data(), count,
+    for_each_base([&](size_t b, const float* base, size_t slot, const RankedSplits& list) {
+      split_scores(base, deltas[slot].data(), int(deltas[slot].rows()), list.splits, list.fills, list.count,
                    fill_weights.data(), out.data(), out_bias, scores.data());
-      for (int i = 0; i < count; ++i) {
-        const auto [id, level] = inputs_of(b, slot, i);
-        pools.offer(scores[size_t(i)], id, level, space.bases[b].tc);
-      }
+      for (int i = 0; i < list.count; ++i)
+        pools.offer(scores[size_t(i)], std::uint64_t(b) << 8 | list.splits[i], levels[slot][list.splits[i]],
+                    space.bases[b].tc);
     });
   } else {
     constexpr Eigen::Index chunk = 4096;
@@ -264,13 +270,12 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
         pools.offer(out[j], ids[size_t(j)], split_levels[size_t(j)], space.bases[ids[size_t(j)] >> 8].tc);
       filled = 0;
     };
-    for_each_base([&](size_t b, const float* base, size_t slot, int count) {
-      for (int i = 0; i < count; ++i) {
-        const auto [id, level] = inputs_of(b, slot, i);
-        z.col(filled) = Eigen::Map<const VectorF>(base, bases.rows()) + deltas[slot].col(ranked_splits[size_t(i)]) +
-                        fills[size_t(i)] * fill_weights;
-        ids[size_t(filled)] = id;
-        split_levels[size_t(filled++)] = level;
+    for_each_base([&](size_t b, const float* base, size_t slot, const RankedSplits& list) {
+      for (int i = 0; i < list.count; ++i) {
+        z.col(filled) = Eigen::Map<const VectorF>(base, bases.rows()) + deltas[slot].col(list.splits[i]) +
+                        list.fills[i] * fill_weights;
+        ids[size_t(filled)] = std::uint64_t(b) << 8 | list.splits[i];
+        split_levels[size_t(filled++)] = levels[slot][list.splits[i]];
         if (filled == chunk) flush();
       }
     });
