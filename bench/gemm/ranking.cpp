@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
 
 namespace isaac::bench {
@@ -36,6 +37,15 @@ struct Ranking {
   tune::SearchReport last;
   std::string error;
 };
+
+// "model name" of /proc/cpuinfo, where there is one.
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("model name"))
+      if (auto colon = line.find(':'); colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+  return "an unnamed CPU";
+}
 
 double median(std::vector<double> v) {
   std::ranges::sort(v);
@@ -90,7 +100,11 @@ int ranking_main(const RankingOptions& o) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
 
-  std::string csv = "dtype,suite,m,n,k,at,bt,legal_sets,evaluate_ms_median,evaluate_ms_min,enumerate_ms_median,runs\n";
+  std::string csv = fmt::format(
+      "# isaac-bench-gemm ranking on {}: the shipped GEMM models of {} (sm_{}) over each problem's whole legal "
+      "space, one thread; milliseconds over `runs` searches\n"
+      "dtype,suite,m,n,k,at,bt,legal_sets,evaluate_ms_median,evaluate_ms_min,enumerate_ms_median,runs\n",
+      cpu_name(), o.device, o.compute_capability);
   std::vector<double> medians;
   int failures = 0;
   for (const Ranking& c : cases) {
