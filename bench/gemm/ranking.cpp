@@ -42,8 +42,11 @@ struct Ranking {
 std::string cpu_name() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);)
-    if (line.starts_with("model name"))
-      if (auto colon = line.find(':'); colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    if (line.starts_with("model name")) {
+      const auto colon = line.find(':');
+      const auto name = colon == std::string::npos ? colon : line.find_first_not_of(' ', colon + 1);
+      if (name != std::string::npos) return line.substr(name);
+    }
   return "an unnamed CPU";
 }
 
