@@ -59,7 +59,7 @@ std::vector<lower::GemmParams> neighbours(const ir::Gemm& g, const lower::GemmPa
   std::vector<lower::GemmParams> out;
   std::set<std::string> seen{p.str()};
   auto keep = [&](lower::GemmParams q) {
-    q.tma = q.tc == 2;  // gemm_space's TC=2 sets copy with TMA
+    q.tma = q.tc == 2 && g.dtype == ir::DType::f16;  // gemm_space's f16 TC=2 sets copy with TMA, f32's do not
     tune::fit_load_layouts(g, q);
     lower::fit_gemm_pipeline_depth(g, q, limits);
     if (outside_space(g, q, limits)) return;

@@ -41,9 +41,10 @@ struct TuningOptions {
   lower::SplitMode mode = lower::SplitMode::atomic;
   bool database = true;  // reuse and record decisions in the tuning database (tune/database.hpp)
   // f32 GEMM, and the products of f32 Winograd CONV (WG=2), may run on the tensor cores as three TF32
-  // products per term (TC=1): on the H200, 1.1x to 2.6x cuBLAS's f32 per paper problem, with a
-  // rounding error that grows faster with K (relative error 2.9e-5 against cuBLAS's 8.1e-7 at 4096^3;
-  // docs/tensor-cores.md). Off by default, as TF32 is in cuBLAS and PyTorch.
+  // products per term (TC=1: mma.sync; GEMM on sm_90 also TC=2: wgmma): on the H200, 1.1x to 2.6x
+  // cuBLAS's f32 per paper problem, with a rounding error that grows faster with K (relative error
+  // 2.9e-5 against cuBLAS's 8.1e-7 at 4096^3; docs/tensor-cores.md). Off by default, as TF32 is in
+  // cuBLAS and PyTorch.
   bool f32_tensor_cores = false;
 };
 

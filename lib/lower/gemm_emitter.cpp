@@ -499,11 +499,11 @@ void GemmEmitter::emit_main() {
   accumulate_and_store(full, total, sm_ >= 90);
 }
 
-// f32 on tensor cores (TC=1): the cells that come out NaN are computed again with FMA
+// f32 on tensor cores (TC=1 and 2): the cells that come out NaN are computed again with FMA
 // (TiledKernelBuilder::recompute_nan_cells_with) from a thread's rows of A and columns of B, clamped
 // to the last row and column (cells past the edge are never stored).
 void GemmEmitter::recompute_nan_cells() {
-  if (p_.tc != 1 || g_.dtype != ir::DType::f32) return;
+  if (!p_.tc || g_.dtype != ir::DType::f32) return;
   recompute_nan_cells_with([&] {
     std::vector<Value*> a_row, b_column;
     for (int i = 0; i < cell_rows(); ++i) {

@@ -18,6 +18,11 @@ struct GemmLayout {
   int pitch_a = 0, pitch_b = 0;  // shared-memory row lengths (elements)
   int stage_a = 0, stage_b = 0;  // elements of one stage
   int stages = 2;
+  // TC=2 f32: two buffers after the stages (elements from the start of shared memory, and each
+  // buffer's size), each holding one stage split for the tensor cores as A hi, A lo, B hi, B lo,
+  // K-contiguous (TiledKernelBuilder::split_stage); the split of one stage is written while the
+  // tensor cores still read the other.
+  int split_region = 0, split_size = 0;
   // Whether a shared-memory tile's rows run along K (elements along M or N); always so without TC.
   bool a_rows_k = true, b_rows_k = true;
   // Tile extents along the contiguous (c) and the other (o) global axis, and the loads per thread.
@@ -40,6 +45,13 @@ struct GemmLayout {
       stage_a = p.u * p.ml;
       stage_b = p.u * p.nl;
       stages = p.tma && p.st ? p.st : p.db ? 4 : 3;
+      if (elem == 4) {
+        // f32: the tensor cores read the split buffers alone, so a stage's buffer is free again once
+        // it is split, as with TC=1.
+        stages = p.db ? 3 : 2;
+        split_region = stages * (stage_a + stage_b);
+        split_size = 2 * (stage_a + stage_b);
+      }
     } else if (p.tc) {
       // cp.async copies global rows as they are: a tile whose global contiguous axis is K is kept
       // with rows along M (or N) and read by ldmatrix without .trans. ldmatrix reads 8 rows of 16
@@ -89,7 +101,7 @@ struct GemmLayout {
     }
   }
 
-  int tile_bytes() const { return stages * (stage_a + stage_b) * elem; }
+  int tile_bytes() const { return (stages * (stage_a + stage_b) + 2 * split_size) * elem; }
   int reduction_bytes(const GemmParams& p) const { return (p.kl - 1) * p.ml * p.nl * acc_elem; }
   // f16 TC=1 with plain stores (KG = KL = 1) stages the block's accumulators in shared memory, column
   // by column (C's layout), each column padded by 16 bytes so that the fragments' writes hit distinct

@@ -38,8 +38,11 @@ namespace {
 
 // Registers that hold data for the whole main loop: accumulators, the fragments of KS steps, the
 // prefetched tile (DB=1) and the 64-bit addresses of the global loads.
+// f32 TC=2 adds `split`: it splits each stage in registers and hands wgmma its accumulators through
+// inline PTX, and ptxas used about as many registers again as the accumulators (32 random sets,
+// sm_90a); they are not live through the main loop.
 struct RegisterDemand {
-  int accumulators, fragments, prefetch, loads, steps;
+  int accumulators, fragments, prefetch, loads, steps, split = 0;
   int live() const { return accumulators + fragments + prefetch + 2 * loads; }
 };
 
@@ -52,8 +55,13 @@ RegisterDemand register_demand(const GemmLayout& l, ir::DType dtype, const GemmP
   // operands from shared memory: no fragments.
   const int tc_fragments = (dtype == ir::DType::f32 ? 2 : 1) * (2 * p.ms + p.ns);
   int fragments = p.tc == 2 ? 0 : p.tc ? tc_fragments : regs(p.ks * (p.ms + p.ns), fragment_bytes);
-  return {regs(p.ms * p.ns, l.acc_elem), fragments,
-          p.db && !p.tc ? regs(l.loads_a * p.va + l.loads_b * p.vb, l.elem) : 0, l.loads_a + l.loads_b, p.u / p.kl};
+  const int accumulators = regs(p.ms * p.ns, l.acc_elem);
+  return {accumulators,
+          fragments,
+          p.db && !p.tc ? regs(l.loads_a * p.va + l.loads_b * p.vb, l.elem) : 0,
+          l.loads_a + l.loads_b,
+          p.u / p.kl,
+          p.tc == 2 && dtype == ir::DType::f32 ? accumulators : 0};
 }
 
 // The register file one thread of a block of `threads` may use (one block per SM, granule of 8). Each
@@ -70,7 +78,7 @@ constexpr int register_margin = 46;
 // A least-squares fit of ptxas's counts (sm_80 and sm_90, 505 sets of the CPU sweep) on the live
 // data; ptxas adds indices, predicates and scheduling slack that grow with the stage depth.
 int estimate_registers(const RegisterDemand& d) {
-  return d.accumulators + d.fragments / 2 + d.prefetch + 2 * d.loads + d.steps / 5 + 43;
+  return d.accumulators + d.fragments / 2 + d.prefetch + 2 * d.loads + d.steps / 5 + 43 + d.split;
 }
 
 }  // namespace

@@ -585,6 +585,94 @@ void TiledKernelBuilder::compute_stage_wgmma(Value* stage) {
   wgmma_op("wgmma.wait_group.sync.aligned 1;");
 }
 
+// The split keeps compute_stage_tf32's scheme (hi by integer arithmetic, lo by cvt.rna). A stage
+// that is K-contiguous in shared memory already has the split buffers' layout, so its chunks map one
+// to one; an M/N-contiguous one is read 4 rows of M/N at one k per chunk, consecutive threads taking
+// consecutive k, so that a warp's scalar writes fill whole 128-byte rows of the K-contiguous copy.
+void TiledKernelBuilder::split_stage(Value* stage, Value* split) {
+  const int width = wgmma_width(true, 0);
+  auto* words = llvm::FixedVectorType::get(i32_, 4);
+  auto* floats = llvm::FixedVectorType::get(elem_, 4);
+  Value* base = b_.CreateAdd(c32(l_.split_region), b_.CreateMul(split, c32(l_.split_size)));
+  auto operand = [&](int raw_region, int stage_size, bool k_contiguous, int raw_width, Value* hi_region) {
+    Value* raw = b_.CreateAdd(c32(raw_region), b_.CreateMul(stage, c32(stage_size)));
+    Value* lo_region = b_.CreateAdd(hi_region, c32(stage_size));
+    const int chunks = stage_size / 4;
+    for (int first = 0; first < chunks; first += l_.threads) {
+      Value* chunk = b_.CreateAdd(tid_, c32(first));
+      auto body = [&] {
+        Value* mn = nullptr;
+        Value* k = nullptr;
+        Value* from = nullptr;
+        if (k_contiguous) {
+          from = b_.CreateMul(chunk, c32(4));
+        } else {
+          k = b_.CreateURem(chunk, c32(t_.u));
+          mn = b_.CreateMul(b_.CreateUDiv(chunk, c32(t_.u)), c32(4));
+          from = wgmma_offset(mn, k, false, raw_width);
+        }
+        Value* x = b_.CreateAlignedLoad(words, gep(elem_, smem_, b_.CreateAdd(raw, from)), llvm::Align(16));
+        Value* hi = b_.CreateAnd(b_.CreateAdd(x, b_.CreateVectorSplat(4, c32(0x1000))),
+                                 b_.CreateVectorSplat(4, c32(static_cast<int>(0xffffe000u))));
+        Value* rest = b_.CreateFSub(b_.CreateBitCast(x, floats), b_.CreateBitCast(hi, floats));
+        Value* lo = llvm::PoisonValue::get(words);
+        for (int e = 0; e < 4; ++e)
+          lo = b_.CreateInsertElement(
+              lo, b_.CreateIntrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {b_.CreateExtractElement(rest, e)}), e);
+        if (k_contiguous) {
+          b_.CreateAlignedStore(hi, gep(i32_, smem_, b_.CreateAdd(hi_region, from)), llvm::Align(16));
+          b_.CreateAlignedStore(lo, gep(i32_, smem_, b_.CreateAdd(lo_region, from)), llvm::Align(16));
+          return;
+        }
+        for (int e = 0; e < 4; ++e) {
+          Value* to = wgmma_offset(b_.CreateAdd(mn, c32(e)), k, true, width);
+          b_.CreateAlignedStore(b_.CreateExtractElement(hi, e), gep(i32_, smem_, b_.CreateAdd(hi_region, to)),
+                                llvm::Align(4));
+          b_.CreateAlignedStore(b_.CreateExtractElement(lo, e), gep(i32_, smem_, b_.CreateAdd(lo_region, to)),
+                                llvm::Align(4));
+        }
+      };
+      if (first + l_.threads <= chunks) body();
+      else if_then(b_.CreateICmpULT(chunk, c32(chunks)), body);
+    }
+  };
+  operand(0, l_.stage_a, a_k_contiguous_, wgmma_width(a_k_contiguous_, 64), base);
+  operand(l_.stages * l_.stage_a, l_.stage_b, b_k_contiguous_, wgmma_width(b_k_contiguous_, 16 * t_.ns),
+          b_.CreateAdd(base, c32(2 * l_.stage_a)));
+}
+
+void TiledKernelBuilder::compute_stage_wgmma_tf32(Value* split) {
+  const int n = 16 * t_.ns, columns = cell_columns(), width = wgmma_width(true, 0);
+  Value* a_hi = b_.CreateAdd(c32(l_.split_region), b_.CreateMul(split, c32(l_.split_size)));
+  Value* a_lo = b_.CreateAdd(a_hi, c32(l_.stage_a));
+  Value* b_hi = b_.CreateAdd(a_hi, c32(2 * l_.stage_a));
+  Value* b_lo = b_.CreateAdd(b_hi, c32(l_.stage_b));
+  Value* a_row = b_.CreateMul(wm_, c32(8 * t_.ms));
+  Value* b_column = b_.CreateMul(wn_, c32(n));
+  wgmma_op("wgmma.fence.sync.aligned;");
+  for (int step = 0; step < t_.u; step += 8) {
+    auto descriptor = [&](Value* region, Value* mn) {
+      Value* start = b_.CreateUDiv(wgmma_unswizzled_bytes(mn, c32(step), true, width), c32(l_.elem));
+      return wgmma_descriptor(b_.CreateAdd(region, start), width, t_.u * width);
+    };
+    Value* b_hi_d = descriptor(b_hi, b_column);
+    Value* b_lo_d = descriptor(b_lo, b_column);
+    for (int tile = 0; tile < t_.ms / 8; ++tile) {
+      Value* row = b_.CreateAdd(a_row, c32(64 * tile));
+      Value* a_hi_d = descriptor(a_hi, row);
+      Value* a_lo_d = descriptor(a_lo, row);
+      std::vector<llvm::AllocaInst*> cells;
+      for (int d = 0; d < n / 2; ++d)
+        cells.push_back(acc_cells_[(2 * tile + (d / 2) % 2) * columns + 2 * (d / 4) + d % 2]);
+      wgmma(a_lo_d, b_hi_d, cells, n);
+      wgmma(a_hi_d, b_lo_d, cells, n);
+      wgmma(a_hi_d, b_hi_d, cells, n);
+    }
+  }
+  wgmma_op("wgmma.commit_group.sync.aligned;");
+  wgmma_op("wgmma.wait_group.sync.aligned 1;");
+}
+
 void TiledKernelBuilder::wgmma(Value* a_descriptor, Value* b_descriptor, const std::vector<llvm::AllocaInst*>& cells,
                                int n) {
   const int count = n / 2;
@@ -596,10 +684,14 @@ void TiledKernelBuilder::wgmma(Value* a_descriptor, Value* b_descriptor, const s
   constraints += "l,l,r";
   for (int d = 0; d < count; ++d) constraints += fmt::format(",{}", d);
   // imm-trans: 0 reads a K-major tile (K contiguous in its core-matrix rows), 1 an M- or N-major one.
+  // TF32 operands are K-major only, and the instruction takes no imm-trans.
+  const std::string shape = l_.elem == 4 ? fmt::format("m64n{}k8.f32.tf32.tf32", n) : fmt::format("m64n{}k16.f32.f16.f16", n);
+  const std::string trans =
+      l_.elem == 4 ? "" : fmt::format(", {}, {}", a_k_contiguous_ ? 0 : 1, b_k_contiguous_ ? 0 : 1);
   std::string text = fmt::format(
       "{{ .reg .pred isaac_scale; setp.ne.b32 isaac_scale, ${}, 0; "
-      "wgmma.mma_async.sync.aligned.m64n{}k16.f32.f16.f16 {{{}}}, ${}, ${}, isaac_scale, 1, 1, {}, {}; }}",
-      count + 2, n, outputs, count, count + 1, a_k_contiguous_ ? 0 : 1, b_k_contiguous_ ? 0 : 1);
+      "wgmma.mma_async.sync.aligned.{} {{{}}}, ${}, ${}, isaac_scale, 1, 1{}; }}",
+      count + 2, shape, outputs, count, count + 1, trans);
   std::vector<llvm::Type*> types{i64_, i64_, i32_};
   std::vector<Value*> args{a_descriptor, b_descriptor, c32(1)};
   for (auto* cell : cells) {
@@ -928,10 +1020,14 @@ void TiledKernelBuilder::main_loop_tma(Value* total) {
 // group waited for (wait_group 1 after issuing stage t - 1) before this iteration's barrier. The
 // tensor cores read shared memory through the async proxy: each thread fences its cp.async writes
 // into it before the barrier.
+//
+// TC=2 f32: the stage is split (split_stage) into the split buffer of its parity between two
+// barriers, then its buffer is free and the copy runs S - 1 stages ahead, as with TC=1. The split
+// buffer written at stage t was last read by the wgmma of stage t - 2, done before the first barrier.
 void TiledKernelBuilder::main_loop_async(Value* full, Value* total) {
   const int s = l_.stages;
-  const bool warp_groups = t_.tc == 2;
-  const int ahead = warp_groups ? s - 2 : s - 1;
+  const bool warp_groups = t_.tc == 2, split = warp_groups && l_.split_size > 0;
+  const int ahead = warp_groups && !split ? s - 2 : s - 1;
   auto copy_any = [&](Value* tile) {
     Value* buffer = b_.CreateURem(tile, c32(s));
     if_else(b_.CreateICmpSLT(tile, full), [&] { copy_tile_async(tile, buffer, false); },
@@ -943,12 +1039,19 @@ void TiledKernelBuilder::main_loop_async(Value* full, Value* total) {
   }
   for_loop(total, [&](Value* t) {
     async_wait(ahead - 1);
-    if (warp_groups) wgmma_op("fence.proxy.async.shared::cta;");
+    if (warp_groups && !split) wgmma_op("fence.proxy.async.shared::cta;");
     barrier();
+    Value* buffer = b_.CreateAnd(t, c32(1));
+    if (split) {
+      split_stage(b_.CreateURem(t, c32(s)), buffer);
+      wgmma_op("fence.proxy.async.shared::cta;");
+      barrier();
+    }
     Value* next = b_.CreateAdd(t, c32(ahead));
     if_then(b_.CreateICmpSLT(next, total), [&] { copy_any(next); });
     async_commit();
-    compute_stage(b_.CreateURem(t, c32(s)));
+    if (split) compute_stage_wgmma_tf32(buffer);
+    else compute_stage(b_.CreateURem(t, c32(s)));
   });
   async_wait(0);
   if (warp_groups) {

@@ -203,7 +203,15 @@ class TiledKernelBuilder : public KernelBuilder {
   void compute_stage_tf32(Value* stage);
   std::pair<Value*, Value*> lane_fragment_bases(Value* stage);
   void compute_stage_wgmma(Value* stage);
-  // wgmma.mma_async m64nNk16, f32 += f16 x f16, on the accumulator cells `cells` (N/2 of them).
+  // TC=2 f32: splits stage `stage` into split buffer `split` (GemmLayout::split_region): each
+  // element x as hi = x rounded to TF32 and lo = x - hi rounded to TF32, both K-contiguous in
+  // wgmma's swizzled rows, whatever the stage's order. Every thread takes 16-byte chunks of it.
+  void split_stage(Value* stage, Value* split);
+  // TC=2 f32: per 8-deep step, the three TF32 products lo x hi, hi x lo, hi x hi of each m64nNk8
+  // tile from split buffer `split`, as compute_stage_tf32 does with mma.sync.
+  void compute_stage_wgmma_tf32(Value* split);
+  // wgmma.mma_async m64nNk16, f32 += f16 x f16 (f32: m64nNk8, f32 += tf32 x tf32), on the
+  // accumulator cells `cells` (N/2 of them).
   void wgmma(Value* a_descriptor, Value* b_descriptor, const std::vector<llvm::AllocaInst*>& cells, int n);
   // The shared-memory matrix descriptor of an operand whose rows are `width` bytes, starting at
   // element `offset` of the dynamic shared memory; `leading` is the byte stride between the

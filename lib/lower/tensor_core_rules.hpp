@@ -26,14 +26,21 @@ struct TilingKeys {
 inline constexpr TilingKeys gemm_keys{"ML", "NL", "MS", "NS", "KS", "KL", "K", "VA", "VB", "LA", "LB"};
 inline constexpr TilingKeys conv_keys{"PL", "KL", "PS", "KS", "CS", "CL", "C*R*S", "VI", "VF", "LI", "LF"};
 
-// TC=2: wgmma.mma_async. A warp group's accumulators are MS/8 m64nNk16 tiles stacked along M,
-// N = 16 NS; the tensor cores read its operands from swizzled shared memory, which the copies fill
-// 16 bytes at a time (VA = VB = 8).
+// TC=2: wgmma.mma_async. A warp group's accumulators are MS/8 m64nNk16 (f32: m64nNk8) tiles
+// stacked along M, N = 16 NS; the tensor cores read its operands from swizzled shared memory, which
+// the copies fill 16 bytes at a time (VA = VB = 8, f32: 4). f32 (GEMM only) multiplies three TF32
+// products per term, as TC=1 does, from split copies of each stage (docs/tensor-cores.md).
 template <bool Explain>
 Legality check_warp_group_tiling(ir::DType dtype, const GemmParams& p, const DeviceLimits& device,
                                  const TilingKeys& key) {
-  if (dtype != ir::DType::f16)
-    return no<Explain>("TC=2 (wgmma) is implemented for f16, not {}: use TC=0 or 1", ir::name(dtype));
+  const bool f32 = dtype == ir::DType::f32;
+  if (dtype != ir::DType::f16 && !(f32 && key.ml == gemm_keys.ml))
+    return no<Explain>("TC=2 (wgmma) is implemented for f16 and, in GEMM, f32; not {} here: use TC=0 or 1",
+                       ir::name(dtype));
+  if (f32 && !device.f32_tensor_cores)
+    return no<Explain>("TC=2 for f32 (three TF32 products per term, a larger rounding error than FMA) is off: "
+                       "TuningOptions::f32_tensor_cores turns it on");
+  if (f32 && p.tma) return no<Explain>("TC=2 for f32 copies its stages with cp.async: TMA must be 0");
   if (device.sm != 90)
     return no<Explain>("TC=2 needs wgmma.mma_async, which only sm_90 (compiled as sm_90a) has, not sm_{}", device.sm);
   if (!p.acc32) return no<Explain>("TC=2 accumulates f16 products in f32: ACC must be 32");
@@ -46,10 +53,15 @@ Legality check_warp_group_tiling(ir::DType dtype, const GemmParams& p, const Dev
     return no<Explain>("TC=2 lays a warp group's 128 threads out 8 by 16: {}/{}={} must be a multiple of 8 and "
                        "{}/{}={} a multiple of 16",
                        key.ml, key.ms, p.ml / p.ms, key.nl, key.ns, p.nl / p.ns);
-  if (p.u % 16) return no<Explain>("TC=2 consumes {} 16 at a time: U={} must be a multiple of 16", key.reduction, p.u);
-  if (p.va != 8 || p.vb != 8)
-    return no<Explain>("TC=2 copies its tiles 16 bytes (8 elements) at a time: {}={} and {}={} must be 8", key.va,
-                       p.va, key.vb, p.vb);
+  const int depth = f32 ? 8 : 16, vector = f32 ? 4 : 8;
+  if (p.u % depth)
+    return no<Explain>("TC=2 consumes {} {} at a time: U={} must be a multiple of {}", key.reduction, depth, p.u, depth);
+  // f32: wgmma reads TF32 operands K-major only, in rows of at most 128 bytes (its widest swizzle).
+  if (f32 && p.u > 32)
+    return no<Explain>("TC=2 for f32 keeps a stage's K in one 128-byte row: U={} must be at most 32", p.u);
+  if (p.va != vector || p.vb != vector)
+    return no<Explain>("TC=2 copies its tiles 16 bytes ({} elements) at a time: {}={} and {}={} must be {}", vector,
+                       key.va, p.va, key.vb, p.vb, vector);
   // Eight consecutive threads copy one 16-byte column of eight consecutive rows (with TMA=1 no thread
   // copies, and LA and LB are not used).
   if (p.tma) return {};

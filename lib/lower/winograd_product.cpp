@@ -46,6 +46,7 @@ std::vector<ConvParams> winograd_product_space(const ir::Conv& problem, const Co
   probe.wg = 2;
   // GEMM's space for the product without splits: KG = 1 and SW = 1 are the only values the mapping has.
   for (const GemmParams& g : gemm_space_levels(winograd_product(problem, probe).gemm, device).bases) {
+    if (g.tc == 2) continue;  // f32 wgmma products: the CONV models have timed none
     ConvParams p;
     p.pl = g.ml, p.kl = g.nl, p.ps = g.ms, p.ks = g.ns, p.u = g.u, p.cs = g.ks, p.cl = g.kl, p.cg = 1;
     p.vi = g.va, p.vf = g.vb, p.li = g.la, p.lf = g.lb, p.db = g.db, p.tc = g.tc, p.wg = 2;

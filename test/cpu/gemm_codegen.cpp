@@ -405,7 +405,7 @@ TEST_CASE("legality: TC=2 (wgmma) needs f16 GEMM on sm_90, f32 accumulation, 16-
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, w, {.sm = 80}),
                  "TC=2 needs wgmma.mma_async, which only sm_90 (compiled as sm_90a) has, not sm_80");
   CHECK_REJECTED(lower::check_gemm_params(DType::f64, false, false, with(w, "VA=2,VB=2"), {}),
-                 "TC=2 (wgmma) is implemented for f16, not f64");
+                 "TC=2 (wgmma) is implemented for f16 and, in GEMM, f32; not f64 here");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "ACC=16"), {}), "ACC must be 32");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "KL=2,ML=64"), {}), "KL=2 must be 1");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "MS=4,ML=64"), {}),
@@ -429,6 +429,94 @@ TEST_CASE("legality: TC=2 (wgmma) needs f16 GEMM on sm_90, f32 accumulation, 16-
   CHECK(std::all_of(f16.begin(), f16.end(), [](const GemmParams& p) { return p.u < 64 || p.tc > 0; }));
   CHECK(wgmma(space_of(DType::f16, 80)) == 0);
   CHECK(wgmma(space_of(DType::f64, 90)) == 0);
+}
+
+TEST_CASE("legality: f32 TC=2 needs f32 tensor cores, cp.async copies of 4 elements and U of 8 to 32") {
+  GemmParams w = lower::parse_gemm_params("ML=128,NL=128,MS=8,NS=8,U=32,VA=4,VB=4,LA=8,LB=8,TC=2");
+  CHECK_LEGAL(lower::check_gemm_params(DType::f32, false, false, w, {}));
+  CHECK_LEGAL(lower::check_gemm_params(DType::f32, true, true, with(w, "U=8,LA=2,LB=32"), {}));
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, w, {.f32_tensor_cores = false}),
+                 "TC=2 for f32 (three TF32 products per term, a larger rounding error than FMA) is off");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, with(w, "TMA=1"), {}), "TMA must be 0");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, with(w, "U=64"), {}), "U=64 must be at most 32");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, with(w, "U=4"), {}), "U=4 must be a multiple of 8");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f32, false, false, with(w, "VA=8,VB=8"), {}),
+                 "VA=8 and VB=8 must be 4");
+  // The space lists them on sm_90 where f32 may take the tensor cores, copied with cp.async.
+  auto wgmma = [](const ir::Gemm& g, lower::DeviceLimits device) {
+    std::vector<GemmParams> out;
+    for (const GemmParams& p : lower::gemm_space(g, device))
+      if (p.tc == 2) out.push_back(p);
+    return out;
+  };
+  const auto g = ir::dense_gemm(DType::f32, 1024, 1024, 1024, false, true);
+  const auto sets = wgmma(g, {});
+  CHECK(sets.size() > 20);
+  CHECK(std::all_of(sets.begin(), sets.end(), [](const GemmParams& p) { return !p.tma && p.u <= 32; }));
+  CHECK(wgmma(g, {.sm = 80}).empty());
+  CHECK(wgmma(g, {.f32_tensor_cores = false}).empty());
+}
+
+// f32 TC=2: per stage, the split (hi by integer arithmetic, lo by cvt.rna) between two barriers, then
+// three m64nNk8 tf32 wgmma per 8-deep step and 64-row tile; in every layout, without spills.
+TEST_CASE("f32 TC=2 kernels split each stage and issue 3 x U/8 x MS/8 tf32 wgmma per stage for every layout") {
+  for (int layout = 0; layout < 4; ++layout) {
+    const bool at = layout & 1, bt = layout & 2;
+    auto g = ir::dense_gemm(DType::f32, 512, 512, 512, at, bt);
+    for (const char* text : {"ML=128,NL=128,MS=8,NS=8,U=32,VA=4,VB=4,DB=1,TC=2",
+                             "ML=128,NL=64,MS=16,NS=4,U=16,VA=4,VB=4,DB=0,TC=2"}) {
+      GemmParams p = lower::parse_gemm_params(text);
+      lower::fit_gemm_load_layouts(at, bt, p);
+      INFO(layout_name(at, bt) << " " << p.str());
+      auto legal = lower::check_gemm(g, p);
+      REQUIRE_MESSAGE(legal.legal, legal.reason);
+      auto kernel = lower::emit_gemm(g, p, lower::Target{90, false});
+      CHECK(kernel.ptx.find(".target sm_90a") != std::string::npos);
+      const std::string shape = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k8.f32.tf32.tf32", 16 * p.ns);
+      CHECK(count(kernel.ptx, shape) == 3 * (p.u / 8) * (p.ms / 8));
+      CHECK(count(kernel.ptx, "isaac_scale, 1, 1;") == count(kernel.ptx, shape));
+      // One rounding of lo per element of the stage.
+      CHECK(count(kernel.ptx, "cvt.rna.tf32.f32") == (p.ml + p.nl) * p.u / (p.threads() > 0 ? p.threads() : 1));
+      CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == 1);
+      CHECK(count(kernel.ptx, "wgmma.wait_group.sync.aligned 1;") == 1);
+      if (lower::ptxas_available()) {
+        auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+        REQUIRE_MESSAGE(report.ok, report.log);
+        CHECK(report.spill_stores == 0);
+      }
+    }
+  }
+}
+
+// The ptxas sweep draws few f32 TC=2 sets (a thousandth of the f32 space): eight of each layout here.
+TEST_CASE("ptxas: random f32 TC=2 sets of every layout assemble for sm_90a without spills") {
+  if (!lower::ptxas_available()) {
+    MESSAGE("ptxas is not available (put the CUDA toolkit's bin on PATH or set ISAAC_PTXAS): skipped");
+    return;
+  }
+  std::mt19937_64 rng(0x7f32);
+  double error = 0;
+  int assembled = 0;
+  for (int layout = 0; layout < 4; ++layout) {
+    const bool at = layout & 1, bt = layout & 2;
+    const auto g = ir::dense_gemm(DType::f32, 2048, 2048, 2048, at, bt);
+    std::vector<GemmParams> space;
+    for (const GemmParams& p : lower::gemm_space(g))
+      if (p.tc == 2) space.push_back(p);
+    REQUIRE(!space.empty());
+    for (int i = 0; i < 8; ++i) {
+      const GemmParams p = space[std::uniform_int_distribution<std::size_t>(0, space.size() - 1)(rng)];
+      INFO(layout_name(at, bt) << " " << p.str());
+      auto kernel = lower::emit_gemm(g, p, lower::Target{90, false});
+      auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+      REQUIRE_MESSAGE(report.ok, report.log);
+      CHECK(report.spill_stores + report.spill_loads == 0);
+      error += std::abs(report.registers - lower::estimate_gemm_registers(DType::f32, at, bt, p));
+      ++assembled;
+    }
+  }
+  MESSAGE("f32 TC=2: " << assembled << " sets assembled; register estimate off by " << error / assembled
+                       << " on average");
 }
 
 // A TC=2 kernel is sm_90a PTX: per stage and warp group, MS/8 wgmma per 16-deep step, one commit and

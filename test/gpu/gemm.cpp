@@ -125,12 +125,13 @@ std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
-// A TC=2 problem of the shape: the contiguous extents rounded up to multiples of 8 for the 16-byte
-// copies, the others left awkward.
-ir::Gemm wgmma_problem(const Shape& s, bool at, bool bt) {
-  auto round8 = [](std::int64_t x) { return (x + 7) / 8 * 8; };
-  return padded(ir::DType::f16, at ? s.m : round8(s.m), bt ? round8(s.n) : s.n, at || !bt ? round8(s.k) : s.k, at, bt,
-                s.batch, s.pad);
+// A TC=2 problem of the shape: the contiguous extents rounded up to whole 16-byte copies (8 f16, 4
+// f32), the others left awkward.
+ir::Gemm wgmma_problem(const Shape& s, bool at, bool bt, ir::DType dtype = ir::DType::f16) {
+  const std::int64_t v = 16 / std::int64_t(ir::size_of(dtype));
+  auto round = [v](std::int64_t x) { return (x + v - 1) / v * v; };
+  return padded(dtype, at ? s.m : round(s.m), bt ? round(s.n) : s.n, at || !bt ? round(s.k) : s.k, at, bt, s.batch,
+                s.pad);
 }
 
 // TC=2 (wgmma, sm_90 only) f16 kernels: random TC=2 sets for every layout at awkward sizes, with KG
@@ -164,6 +165,35 @@ std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits, bool tma =
       auto split = any();
       split.kg = 4;
       lower::fit_gemm_pipeline_depth(g, split, limits);
+      if (lower::check_gemm(g, split, limits))
+        for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
+          cases.push_back({g, -0.5, 0.5, split, mode});
+    }
+  return cases;
+}
+
+// TC=2 f32 kernels (three TF32 products on wgmma, from split copies of each stage): random TC=2 sets
+// for every layout at awkward sizes, with KG splits in both modes.
+std::vector<Case> make_f32_wgmma_cases(const lower::DeviceLimits& limits) {
+  std::vector<Case> cases;
+  if (limits.sm != 90) return cases;
+  std::mt19937_64 rng(92);
+  const Shape shapes[] = {
+      {1, 1, 1, 1, 0},       {37, 53, 61, 1, 0},   {65, 17, 33, 1, 4},    {128, 128, 1, 1, 0},  {31, 29, 60000, 1, 0},
+      {257, 129, 97, 1, 0}, {64, 64, 128, 3, 4}, {129, 65, 2053, 1, 0}, {200, 264, 72, 1, 0},
+  };
+  for (int layout = 0; layout < 4; ++layout)
+    for (const Shape& s : shapes) {
+      bool at = layout & 1, bt = layout & 2;
+      const ir::Gemm g = wgmma_problem(s, at, bt, ir::DType::f32);
+      std::vector<lower::GemmParams> wgmma;
+      for (const auto& p : lower::gemm_space(g, limits))
+        if (p.tc == 2) wgmma.push_back(p);
+      REQUIRE_MESSAGE(!wgmma.empty(), "no f32 TC=2 parameters for " << ir::to_string(g));
+      auto any = [&] { return wgmma[std::uniform_int_distribution<size_t>(0, wgmma.size() - 1)(rng)]; };
+      for (int i = 0; i < 3; ++i) cases.push_back({g, 1.25, i % 2 ? 0.0 : -0.75, any(), lower::SplitMode::atomic});
+      auto split = any();
+      split.kg = 4;
       if (lower::check_gemm(g, split, limits))
         for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
           cases.push_back({g, -0.5, 0.5, split, mode});
@@ -404,7 +434,7 @@ TEST_CASE("GEMM TC=1: f16, f32 and f64 tensor-core kernels match the float64 ref
   compile_and_check(make_tc_cases(limits));
 }
 
-TEST_CASE("GEMM TC=1 f32: +-inf, NaN and values that overflow TF32 give IEEE's results") {
+TEST_CASE("GEMM TC=1 and 2 f32: +-inf, NaN and values that overflow TF32 give IEEE's results") {
   const auto limits = device_limits(runtime::device_info(0));
   if (limits.sm < 80) {
     MESSAGE("skipped: TC=1 needs sm_80 or newer, this device is sm_" << limits.sm);
@@ -413,20 +443,26 @@ TEST_CASE("GEMM TC=1 f32: +-inf, NaN and values that overflow TF32 give IEEE's r
   std::mt19937_64 rng(32);
   std::vector<Case> cases;
   for (int layout = 0; layout < 4; ++layout) {
-    const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 37, 29, 70, layout & 1, layout & 2);
-    std::vector<lower::GemmParams> tc;
-    for (const auto& p : lower::gemm_space(g, limits))
+    // TC=2 copies 16 bytes at a time: its problem's contiguous extents are multiples of 4.
+    const ir::Gemm g1 = ir::dense_gemm(ir::DType::f32, 37, 29, 70, layout & 1, layout & 2);
+    const ir::Gemm g2 = ir::dense_gemm(ir::DType::f32, 36, 28, 72, layout & 1, layout & 2);
+    std::vector<lower::GemmParams> tc, wgmma;
+    for (const auto& p : lower::gemm_space(g1, limits))
       if (p.tc == 1 && p.kg == 1) tc.push_back(p);
-    REQUIRE_MESSAGE(!tc.empty(), "no f32 TC=1 parameters for " << ir::to_string(g));
-    for (int kg : {1, 2})
-      for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic}) {
-        lower::GemmParams p = tc[std::uniform_int_distribution<size_t>(0, tc.size() - 1)(rng)];
-        p.kg = kg;
-        if (lower::check_gemm(g, p, limits) && (kg > 1 || mode == lower::SplitMode::atomic))
-          cases.push_back({g, 1.0, 0.0, p, mode});
-      }
+    REQUIRE_MESSAGE(!tc.empty(), "no f32 TC=1 parameters for " << ir::to_string(g1));
+    for (const auto& p : lower::gemm_space(g2, limits))
+      if (p.tc == 2 && p.kg == 1) wgmma.push_back(p);
+    for (const auto& [g, from] : {std::pair{&g1, &tc}, {&g2, &wgmma}})
+      for (int kg : {1, 2})
+        for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic}) {
+          if (from->empty()) continue;  // TC=2 on sm_90 alone
+          lower::GemmParams p = (*from)[std::uniform_int_distribution<size_t>(0, from->size() - 1)(rng)];
+          p.kg = kg;
+          if (lower::check_gemm(*g, p, limits) && (kg > 1 || mode == lower::SplitMode::atomic))
+            cases.push_back({*g, 1.0, 0.0, p, mode});
+        }
   }
-  CHECK(cases.size() >= 8);
+  CHECK(cases.size() >= (limits.sm == 90 ? 16 : 8));
   for (const Case& c : cases) {
     CompiledGemm kernel(c.problem, c.params, c.mode);
     check_special_values(c, kernel, rng);
@@ -440,6 +476,15 @@ TEST_CASE("GEMM TC=2: f16 wgmma kernels match the float64 reference in every lay
     return;
   }
   compile_and_check(make_wgmma_cases(limits));
+}
+
+TEST_CASE("GEMM TC=2 f32: three TF32 products on wgmma match the float64 reference in every layout and awkward size") {
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm != 90) {
+    MESSAGE("skipped: TC=2 (wgmma) needs sm_90, this device is sm_" << limits.sm);
+    return;
+  }
+  compile_and_check(make_f32_wgmma_cases(limits));
 }
 
 TEST_CASE("GEMM TC=2 TMA=1: f16 wgmma kernels fed by the Tensor Memory Accelerator match the float64 reference") {
@@ -487,6 +532,9 @@ TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
   auto wgmma = make_wgmma_cases(limits);
   for (size_t i = 0; i < wgmma.size(); i += 6)
     if (wgmma[i].problem.k < 10000) sample.push_back(wgmma[i]);
+  auto tf32 = make_f32_wgmma_cases(limits);
+  for (size_t i = 1; i < tf32.size(); i += 6)
+    if (tf32[i].problem.k < 10000) sample.push_back(tf32[i]);
   auto tma = make_wgmma_cases(limits, true);
   for (size_t i = 3; i < tma.size(); i += 6)
     if (tma[i].problem.k < 10000) sample.push_back(tma[i]);

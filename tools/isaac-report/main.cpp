@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   app.add_option("--compute-capability", device.compute_capability, "of that GPU")->capture_default_str();
   bool f32_tensor_cores = false;
   app.add_flag("--f32-tensor-cores", f32_tensor_cores,
-               "f32: also the TC=1 sets (three TF32 products per term), as TuningOptions::f32_tensor_cores");
+               "f32: also the TC=1 and TC=2 sets (three TF32 products per term), as TuningOptions::f32_tensor_cores");
   CLI11_PARSE(app, argc, argv);
   const auto start = std::chrono::steady_clock::now();
   try {

@@ -446,7 +446,7 @@ void add_collect_command(CLI::App& app) {
                                                        "space instead of by the learned sampler (which favours small "
                                                        "tiles)")->capture_default_str();
   cmd->add_option("--tc-share", f->tc_share, "f16, f32 and f64: fraction of the rows drawn uniformly over the "
-                                             "tensor-core sets alone (on sm_90, half of the f16 ones TC=2)")
+                                             "tensor-core sets alone (on sm_90, half of the f16 and f32 ones TC=2)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--max-proposals", f->max_proposals, "gemm: sampler proposals per parameter set before a row is "

@@ -117,9 +117,11 @@ PlanRow Plan::next() {
       uniform01(mix_rng_) < options_.tc_share;
   if (tensor_cores) {
     row.uniform = true;
-    // On sm_90, half of the f16 tensor-core rows are wgmma (TC=2) sets, uniform over the input's
-    // legal ones (none where its contiguous extents are not multiples of 8: those rows take TC=1).
-    if (shape_.dtype == ir::DType::f16 && options_.device.sm == 90 && uniform01(mix_rng_) < 0.5) {
+    // On sm_90, half of the f16 and f32 tensor-core rows are wgmma (TC=2) sets, uniform over the
+    // input's legal ones (none where its contiguous extents are not whole 16-byte copies: those rows
+    // take TC=1).
+    if ((shape_.dtype == ir::DType::f16 || shape_.dtype == ir::DType::f32) && options_.device.sm == 90 &&
+        uniform01(mix_rng_) < 0.5) {
       if (!wgmma_sets_) {
         wgmma_sets_.emplace();
         for (const auto& p : lower::gemm_space(shape_, options_.device))

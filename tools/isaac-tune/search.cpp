@@ -262,7 +262,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--budget", flags->budget, "annealing: kernels timed at most, with --gpu")->capture_default_str();
   cmd->add_flag("--gpu", flags->gpu, "GEMM: run the search on the GPU (time its candidates) and keep the fastest");
   cmd->add_flag("--f32-tensor-cores", flags->f32_tensor_cores,
-                "f32: also the TC=1 sets (three TF32 products per term; TuningOptions::f32_tensor_cores)");
+                "f32: also the TC=1 and TC=2 sets (three TF32 products per term; TuningOptions::f32_tensor_cores)");
   cmd->callback([flags, &exit_code] { exit_code = run_search(*flags); });
 }
 
