@@ -134,12 +134,14 @@ ir::Gemm wgmma_problem(const Shape& s, bool at, bool bt, ir::DType dtype = ir::D
                 s.pad);
 }
 
-// TC=2 (wgmma, sm_90 only) f16 kernels: random TC=2 sets for every layout at awkward sizes, with KG
-// splits in both modes. Their 16-byte copies need contiguous extents and leading dimensions that are
-// multiples of 8: those extents are rounded up, the others stay awkward. With `tma`, sets with TMA=1,
-// whose copies read zeros past every edge instead; the long K (60000, 2053) gives their blocks the 8
+// TC=2 (wgmma, sm_90 only) kernels: random TC=2 sets for every layout at awkward sizes, with KG
+// splits in both modes; f16, or f32 (three TF32 products from split copies of each stage). Their
+// 16-byte copies need contiguous extents and leading dimensions that are multiples of 8 (f32: 4):
+// those extents are rounded up, the others stay awkward. With `tma` (f16), sets with TMA=1, whose
+// copies read zeros past every edge instead; the long K (60000, 2053) gives their blocks the 8
 // stages or more for which a producer warp issues the copies, the short ones leave them to thread 0.
-std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits, bool tma = false) {
+std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits, bool tma = false,
+                                   ir::DType dtype = ir::DType::f16) {
   std::vector<Case> cases;
   if (limits.sm != 90) return cases;
   std::mt19937_64 rng(90);
@@ -150,7 +152,7 @@ std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits, bool tma =
   for (int layout = 0; layout < 4; ++layout)
     for (const Shape& s : shapes) {
       bool at = layout & 1, bt = layout & 2;
-      const ir::Gemm g = wgmma_problem(s, at, bt);
+      const ir::Gemm g = wgmma_problem(s, at, bt, dtype);
       std::vector<lower::GemmParams> wgmma;
       // The space's TC=2 sets copy with TMA; some of them need it (their LA and LB do not tile a
       // cp.async copy), so the cp.async family keeps those legal without it.
@@ -165,35 +167,6 @@ std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits, bool tma =
       auto split = any();
       split.kg = 4;
       lower::fit_gemm_pipeline_depth(g, split, limits);
-      if (lower::check_gemm(g, split, limits))
-        for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
-          cases.push_back({g, -0.5, 0.5, split, mode});
-    }
-  return cases;
-}
-
-// TC=2 f32 kernels (three TF32 products on wgmma, from split copies of each stage): random TC=2 sets
-// for every layout at awkward sizes, with KG splits in both modes.
-std::vector<Case> make_f32_wgmma_cases(const lower::DeviceLimits& limits) {
-  std::vector<Case> cases;
-  if (limits.sm != 90) return cases;
-  std::mt19937_64 rng(92);
-  const Shape shapes[] = {
-      {1, 1, 1, 1, 0},       {37, 53, 61, 1, 0},   {65, 17, 33, 1, 4},    {128, 128, 1, 1, 0},  {31, 29, 60000, 1, 0},
-      {257, 129, 97, 1, 0}, {64, 64, 128, 3, 4}, {129, 65, 2053, 1, 0}, {200, 264, 72, 1, 0},
-  };
-  for (int layout = 0; layout < 4; ++layout)
-    for (const Shape& s : shapes) {
-      bool at = layout & 1, bt = layout & 2;
-      const ir::Gemm g = wgmma_problem(s, at, bt, ir::DType::f32);
-      std::vector<lower::GemmParams> wgmma;
-      for (const auto& p : lower::gemm_space(g, limits))
-        if (p.tc == 2) wgmma.push_back(p);
-      REQUIRE_MESSAGE(!wgmma.empty(), "no f32 TC=2 parameters for " << ir::to_string(g));
-      auto any = [&] { return wgmma[std::uniform_int_distribution<size_t>(0, wgmma.size() - 1)(rng)]; };
-      for (int i = 0; i < 3; ++i) cases.push_back({g, 1.25, i % 2 ? 0.0 : -0.75, any(), lower::SplitMode::atomic});
-      auto split = any();
-      split.kg = 4;
       if (lower::check_gemm(g, split, limits))
         for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
           cases.push_back({g, -0.5, 0.5, split, mode});
@@ -484,7 +457,7 @@ TEST_CASE("GEMM TC=2 f32: three TF32 products on wgmma match the float64 referen
     MESSAGE("skipped: TC=2 (wgmma) needs sm_90, this device is sm_" << limits.sm);
     return;
   }
-  compile_and_check(make_f32_wgmma_cases(limits));
+  compile_and_check(make_wgmma_cases(limits, false, ir::DType::f32));
 }
 
 TEST_CASE("GEMM TC=2 TMA=1: f16 wgmma kernels fed by the Tensor Memory Accelerator match the float64 reference") {
@@ -532,7 +505,7 @@ TEST_CASE("GEMM: a sample of the cases, for the sanitizers") {
   auto wgmma = make_wgmma_cases(limits);
   for (size_t i = 0; i < wgmma.size(); i += 6)
     if (wgmma[i].problem.k < 10000) sample.push_back(wgmma[i]);
-  auto tf32 = make_f32_wgmma_cases(limits);
+  auto tf32 = make_wgmma_cases(limits, false, ir::DType::f32);
   for (size_t i = 1; i < tf32.size(); i += 6)
     if (tf32[i].problem.k < 10000) sample.push_back(tf32[i]);
   auto tma = make_wgmma_cases(limits, true);

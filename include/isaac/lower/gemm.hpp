@@ -25,10 +25,12 @@ struct GemmParams {
   int db = 1;            // double-buffered shared memory (1) or one stage (0)
   int sw = 1;            // block swizzle: consecutive blocks walk SW tiles down M before moving in N
   int acc32 = 1;         // f16 only: accumulate in f32 (1) or in f16x2 (0)
-  // Tensor cores. TC=1 (f16 and f64, sm_80+): each warp multiplies its (8 MS) x (4 NS) tile with
-  // mma.sync (f16: m16n8k16, fragments read by ldmatrix; f64: m8n8k4) instead of one MS x NS outer
-  // product per thread. TC=2 (f16 GEMM, sm_90a): each warp group of 128 threads multiplies its
-  // (8 MS) x (16 NS) tile with wgmma.mma_async m64nNk16 (N = 16 NS) straight from shared memory.
+  // Tensor cores. TC=1 (f16, f32 and f64, sm_80+): each warp multiplies its (8 MS) x (4 NS) tile with
+  // mma.sync (f16: m16n8k16, fragments read by ldmatrix; f32: three m16n8k8 TF32 products; f64:
+  // m16n8k4) instead of one MS x NS outer product per thread. TC=2 (f16 and f32 GEMM, sm_90a): each
+  // warp group of 128 threads multiplies its (8 MS) x (16 NS) tile with wgmma.mma_async m64nNk16
+  // (N = 16 NS) straight from shared memory (f32: three m64nNk8 TF32 products from a split copy of
+  // each stage).
   int tc = 0;
   // TMA=1 (TC=2 only): one thread copies each stage of A and B with the Tensor Memory Accelerator
   // (cp.async.bulk.tensor, zeros past the edges) and the warps wait on the stage's mbarrier, instead
