@@ -27,7 +27,7 @@ struct GemmParams {
   int acc32 = 1;         // f16 only: accumulate in f32 (1) or in f16x2 (0)
   // Tensor cores. TC=1 (f16, f32 and f64, sm_80+): each warp multiplies its (8 MS) x (4 NS) tile with
   // mma.sync (f16: m16n8k16, fragments read by ldmatrix; f32: three m16n8k8 TF32 products; f64:
-  // m16n8k4) instead of one MS x NS outer product per thread. TC=2 (f16 and f32 GEMM, sm_90a): each
+  // m8n8k4, on sm_90 m16n8k4) instead of one MS x NS outer product per thread. TC=2 (f16 and f32 GEMM, sm_90a): each
   // warp group of 128 threads multiplies its (8 MS) x (16 NS) tile with wgmma.mma_async m64nNk16
   // (N = 16 NS) straight from shared memory (f32: three m64nNk8 TF32 products from a split copy of
   // each stage).
