@@ -1041,16 +1041,16 @@ void TiledKernelBuilder::main_loop_async(Value* full, Value* total) {
     async_wait(ahead - 1);
     if (warp_groups && !split) wgmma_op("fence.proxy.async.shared::cta;");
     barrier();
-    Value* buffer = b_.CreateAnd(t, c32(1));
+    Value* split_buffer = split ? b_.CreateAnd(t, c32(1)) : nullptr;
     if (split) {
-      split_stage(b_.CreateURem(t, c32(s)), buffer);
+      split_stage(b_.CreateURem(t, c32(s)), split_buffer);
       wgmma_op("fence.proxy.async.shared::cta;");
       barrier();
     }
     Value* next = b_.CreateAdd(t, c32(ahead));
     if_then(b_.CreateICmpSLT(next, total), [&] { copy_any(next); });
     async_commit();
-    if (split) compute_stage_wgmma_tf32(buffer);
+    if (split) compute_stage_wgmma_tf32(split_buffer);
     else compute_stage(b_.CreateURem(t, c32(s)));
   });
   async_wait(0);
