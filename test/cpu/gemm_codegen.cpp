@@ -476,7 +476,7 @@ TEST_CASE("f32 TC=2 kernels split each stage and issue 3 x U/8 x MS/8 tf32 wgmma
       CHECK(count(kernel.ptx, shape) == 3 * (p.u / 8) * (p.ms / 8));
       CHECK(count(kernel.ptx, "isaac_scale, 1, 1;") == count(kernel.ptx, shape));
       // One rounding of lo per element of the stage.
-      CHECK(count(kernel.ptx, "cvt.rna.tf32.f32") == (p.ml + p.nl) * p.u / (p.threads() > 0 ? p.threads() : 1));
+      CHECK(count(kernel.ptx, "cvt.rna.tf32.f32") == (p.ml + p.nl) * p.u / p.threads());
       CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == 1);
       CHECK(count(kernel.ptx, "wgmma.wait_group.sync.aligned 1;") == 1);
       if (lower::ptxas_available()) {
