@@ -559,6 +559,12 @@ TEST_CASE("focus refuses bad shape ranges and siblings before it looks for a dri
   CHECK(log.find("C range [512, 64]") != std::string::npos);
   CHECK(tune("focus --template conv --seconds 1 --load-siblings 1 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("--load-siblings is for gemm rounds") != std::string::npos);
+  // The TF32 kernels are for f32 alone: asked for without f32, the option would change nothing.
+  CHECK(tune("focus --seconds 1 --dtypes f16,f64 --f32-tensor-cores --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--f32-tensor-cores needs f32 among --dtypes f16,f64") != std::string::npos);
+  CHECK(tune("focus --template conv --seconds 1 --dtypes f16 --f32-tensor-cores --out '" + out.string() + "'", dir,
+             &log) != 0);
+  CHECK(log.find("--f32-tensor-cores needs f32 among --dtypes f16") != std::string::npos);
   // Six of the model's best, four KG siblings and three load siblings do not fit in twelve.
   CHECK(tune("focus --seconds 1 --kg-siblings 4 --load-siblings 3 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("--load-siblings 3") != std::string::npos);

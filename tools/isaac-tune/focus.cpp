@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -43,6 +44,7 @@ struct FocusFlags {
   double aligned_share = 0;
   double square_share = 0;
   double winograd_share = 0;
+  bool f32_tensor_cores = false;
 };
 
 double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1p-53; }
@@ -98,6 +100,10 @@ int run_focus(const FocusFlags& f) {
                                       "per-shape <= top",
                                       f.per_shape, f.best, f.siblings, f.kind_siblings, f.load_siblings, f.top));
   const std::vector<ir::DType> dtypes = parse_dtype_list(f.dtypes);
+  if (f.f32_tensor_cores && std::ranges::find(dtypes, ir::DType::f32) == dtypes.end())
+    throw InvalidArgument(fmt::format("--f32-tensor-cores needs f32 among --dtypes {}: it lets f32 alone run on the "
+                                      "tensor cores",
+                                      f.dtypes));
   f.shapes.validate();
   // A square input needs an extent that every range holds and the cap admits.
   const std::int64_t square_min = std::max({f.shapes.m_min, f.shapes.n_min, f.shapes.k_min}),
@@ -113,7 +119,8 @@ int run_focus(const FocusFlags& f) {
   runtime::block_on_waits(0);
   runtime::use_device(0);
   const runtime::DeviceInfo info = runtime::device_info(0);
-  const lower::DeviceLimits limits = device_limits(info);
+  lower::DeviceLimits limits = device_limits(info);
+  limits.f32_tensor_cores = f.f32_tensor_cores;
   const lower::Target target = lower::target_for_compute_capability(info.compute_capability());
   std::map<ir::DType, Model> models;
   for (ir::DType t : dtypes) {
@@ -186,10 +193,10 @@ int run_focus(const FocusFlags& f) {
   if (!out) throw InvalidArgument("cannot write " + f.out);
   std::fprintf(out,
                "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d kg-siblings=%d kind-siblings=%d "
-               "load-siblings=%d top=%d "
+               "load-siblings=%d top=%d f32-tensor-cores=%d "
                "aligned-share=%g square-share=%g m=%lld..%lld n=%lld..%lld k=%lld..%lld max-mnk=%g\n",
                info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.siblings, f.kind_siblings,
-               f.load_siblings, f.top,
+               f.load_siblings, f.top, int(f.f32_tensor_cores),
                f.aligned_share, f.square_share, (long long)f.shapes.m_min, (long long)f.shapes.m_max,
                (long long)f.shapes.n_min, (long long)f.shapes.n_max, (long long)f.shapes.k_min,
                (long long)f.shapes.k_max, f.shapes.max_mnk);
@@ -321,6 +328,8 @@ void add_focus_command(CLI::App& app, int& exit_code) {
                   "of whose sets are uniform draws from winograd_space and winograd_product_space in turn")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_flag("--f32-tensor-cores", flags->f32_tensor_cores,
+               "f32: also the TC=1 and TC=2 sets (three TF32 products per term), as TuningOptions::f32_tensor_cores");
   cmd->callback([flags, cmd, &exit_code] {
     auto refuse = [cmd](std::initializer_list<const char*> names, const char* other_template) {
       for (const char* name : names)
@@ -337,6 +346,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       c.out = flags->out, c.model_path = flags->model_path, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
       c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;
       c.kind_siblings = flags->kind_siblings;
+      c.f32_tensor_cores = flags->f32_tensor_cores;
       c.shapes = flags->conv_shapes;
       c.shapes.aligned_share = flags->aligned_share;
       // N and K are options of both templates, with defaults of each: CONV takes them where given.

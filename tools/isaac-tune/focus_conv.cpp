@@ -94,6 +94,10 @@ int run_conv_focus(const ConvFocusFlags& f) {
     throw InvalidArgument(fmt::format("--winograd-share needs f32 or f64 among --dtypes {}: the WG=1 kernels take "
                                       "no other dtype",
                                       f.dtypes));
+  if (f.f32_tensor_cores && std::ranges::find(dtypes, ir::DType::f32) == dtypes.end())
+    throw InvalidArgument(fmt::format("--f32-tensor-cores needs f32 among --dtypes {}: it lets f32 alone run on the "
+                                      "tensor cores",
+                                      f.dtypes));
   if (f.kind_siblings < 0 || f.best + 2 * f.kind_siblings > f.per_shape)
     throw InvalidArgument(fmt::format("--per-shape {} --best {} --kind-siblings {}: need best + 2 x kind-siblings <= "
                                       "per-shape (two other kinds of kernel at most)",
@@ -103,7 +107,8 @@ int run_conv_focus(const ConvFocusFlags& f) {
   runtime::block_on_waits(0);  // the timing thread leaves the cores to the compile workers
   runtime::use_device(0);
   const runtime::DeviceInfo info = runtime::device_info(0);
-  const lower::DeviceLimits limits = device_limits(info);
+  lower::DeviceLimits limits = device_limits(info);
+  limits.f32_tensor_cores = f.f32_tensor_cores;
   const lower::Target target = lower::target_for_compute_capability(info.compute_capability());
   std::map<ir::DType, std::optional<ModelChoice>> models;
   for (ir::DType t : dtypes)
@@ -169,10 +174,10 @@ int run_conv_focus(const ConvFocusFlags& f) {
   if (!out) throw InvalidArgument("cannot write " + f.out);
   const ConvShapeOptions& o = f.shapes;
   std::fprintf(out,
-               "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d kind-siblings=%d winograd-share=%g "
-               "aligned-share=%g n=%lld..%lld c=%lld..%lld k=%lld..%lld pq=%lld..%lld max-flops=%g\n",
-               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.kind_siblings, f.winograd_share,
-               o.aligned_share, (long long)o.n_min,
+               "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d kind-siblings=%d f32-tensor-cores=%d "
+               "winograd-share=%g aligned-share=%g n=%lld..%lld c=%lld..%lld k=%lld..%lld pq=%lld..%lld max-flops=%g\n",
+               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.kind_siblings, int(f.f32_tensor_cores),
+               f.winograd_share, o.aligned_share, (long long)o.n_min,
                (long long)o.n_max, (long long)o.c_min, (long long)o.c_max, (long long)o.k_min, (long long)o.k_max,
                (long long)o.pq_min, (long long)o.pq_max, o.max_flops);
   std::fprintf(out, "dtype,suite,layout,n,c,h,w,k,r,s,stride,pad,dilation,params,status,median_ms,tflops,rank,"

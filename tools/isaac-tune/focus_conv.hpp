@@ -18,6 +18,7 @@ struct ConvFocusFlags {
   // Of the sets per input, the model's best `kind_siblings` tilings of each kind of kernel (TC) other
   // than its first choice's: the data on the bias the kind hedge works around (GEMM's --kind-siblings).
   int kind_siblings = 0;
+  bool f32_tensor_cores = false;  // TuningOptions::f32_tensor_cores: f32 may take the TF32 kernels
   std::uint64_t seed = 7;
   // The ranges of N, C, K, P and Q (collect's), and at most 2e10 flops per convolution, so that one
   // kernel stays short. Its tensor cap and dtypes are not used.
