@@ -88,6 +88,14 @@ double loss_and_gradient(const Net& net, const Matrix& a0, const Eigen::RowVecto
 }
 
 // Normalised inputs (inputs x rows) and targets of the samples.
+// Whether every row has the first row's value of input f.
+bool unvaried(const Samples& data, std::size_t f) {
+  const std::size_t in = data.features;
+  for (std::size_t r = 1; r < data.rows(); ++r)
+    if (data.x[r * in + f] != data.x[f]) return false;
+  return true;
+}
+
 Matrix normalised_inputs(const Mlp& mlp, const double* x, size_t rows) {
   const int in = mlp.inputs();
   Matrix a0 = Eigen::Map<const Matrix>(x, in, static_cast<Eigen::Index>(rows));  // row-major rows = columns
@@ -171,8 +179,7 @@ void Mlp::fit_normalisation(const Samples& data) {
   // rounding, and dividing by that rounding noise as a scale blows up the float weights into which the
   // search folds the normalisation.
   for (size_t f = 0; f < in; ++f) {
-    bool constant = true;
-    for (size_t r = 1; r < rows && constant; ++r) constant = data.x[r * in + f] == data.x[f];
+    const bool constant = unvaried(data, f);
     if (constant) feature_mean[f] = data.x[f];
     feature_scale[f] = !constant && feature_scale[f] > 1e-24 ? std::sqrt(feature_scale[f]) : 1.0;
   }
@@ -280,6 +287,20 @@ double mse(const Mlp& model, const Samples& data) {
   return sum / double(pred.size());
 }
 
+std::vector<std::size_t> zero_unvaried_inputs(Mlp& model, const Samples& data) {
+  check_samples(model, data);
+  std::vector<std::size_t> unvaried_inputs;
+  if (model.layers().empty() || data.rows() == 0) return unvaried_inputs;
+  const std::size_t in = data.features;
+  Layer& first = model.layers().front();
+  for (std::size_t f = 0; f < in; ++f) {
+    if (!unvaried(data, f)) continue;
+    unvaried_inputs.push_back(f);
+    for (int o = 0; o < first.outputs; ++o) first.weights[std::size_t(o) * in + f] = 0.0;
+  }
+  return unvaried_inputs;
+}
+
 TrainReport train(Mlp& model, const Samples& data, const TrainOptions& options) {
   check_samples(model, data);
   if (data.rows() == 0) throw InvalidArgument("cannot train on an empty data set");
@@ -287,6 +308,7 @@ TrainReport train(Mlp& model, const Samples& data, const TrainOptions& options) 
     throw InvalidArgument(fmt::format("batch size {} and epochs {}: both must be positive", options.batch_size,
                                       options.epochs));
   const auto start = std::chrono::steady_clock::now();
+  zero_unvaried_inputs(model, data);
   model.fit_normalisation(data);
   const Matrix x = normalised_inputs(model, data.x.data(), data.rows());
   const Eigen::RowVectorXd y = normalised_targets(model, data);

@@ -621,6 +621,13 @@ TEST_CASE("search ranks a convolution or a GEMM and places --show sets in the mo
   CHECK(log.find("--stride, --pad and --dilation are for convolutions") != std::string::npos);
   CHECK(tune("search --template conv 16 1024 7 7 2048 1 1 --layout CHWN", dir, &log) != 0);
   CHECK(log.find("--layout CHWN: give the image and filter layouts") != std::string::npos);
+  // A batched GEMM: one grid for all of them, named in the problem line.
+  REQUIRE(tune("search 256 256 256 --batch 4 --top 2", dir, &log) == 0);
+  CHECK(log.find("batch=4") != std::string::npos);
+  CHECK(tune("search 256 256 256 --batch 0", dir, &log) != 0);
+  CHECK(log.find("--batch 0: a batched GEMM has at least one") != std::string::npos);
+  CHECK(tune("search --template conv 16 1024 7 7 2048 1 1 --batch 2", dir, &log) != 0);
+  CHECK(log.find("--batch is for GEMMs") != std::string::npos);
   CHECK(tune("search 256 256 256 --gpu --show 'ML=64'", dir, &log) != 0);
   CHECK(log.find("--show places sets in the model's ranking") != std::string::npos);
 }

@@ -374,3 +374,21 @@ TEST_CASE("a constant feature is normalised by its value and scale 1, however ma
   CHECK(mlp.feature_scale[0] == 1.0);
   CHECK(mlp.feature_scale[1] == doctest::Approx(2.0).epsilon(1e-3));
 }
+
+TEST_CASE("a feature that no training row varies carries no weight, so a new value of it changes nothing") {
+  Samples s = smooth(500, 3);
+  // A fourth input, always 0 in the training rows (a kind of kernel the data never ran).
+  Samples wide;
+  wide.features = 4;
+  wide.y = s.y;
+  for (std::size_t r = 0; r < s.rows(); ++r) wide.x.insert(wide.x.end(), {s.x[3 * r], s.x[3 * r + 1], s.x[3 * r + 2], 0.0});
+  Mlp mlp(4, {16}, 7);
+  TrainOptions opts;
+  opts.epochs = 5;
+  train(mlp, wide, opts);
+  const std::vector<double> without = {10.5, 0.3, -20.0, 0.0}, with = {10.5, 0.3, -20.0, 1.0};
+  CHECK(mlp.predict(with.data(), 1)[0] == mlp.predict(without.data(), 1)[0]);
+  // A feature that varies keeps its weights: the third input moves the prediction.
+  const std::vector<double> other = {10.5, 0.3, 60.0, 0.0};
+  CHECK(mlp.predict(other.data(), 1)[0] != mlp.predict(without.data(), 1)[0]);
+}

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +87,30 @@ TEST_CASE("every shipped model loads and is found for its own device without a w
       }
       CHECK(own->model.dtype == ir::name(dtype));
       CHECK(own->source == fmt::format("shipped model {}-h100-{}", template_name, ir::name(dtype)));
+    }
+}
+
+// No shipped model was trained on a batched GEMM or on bf16: those inputs must move no prediction by
+// the random start of weights that training never updated (tune::zero_unvaried_inputs; `isaac-tune
+// extend --unvaried` cleared them in the models trained before 0.1.30).
+TEST_CASE("the shipped models give no weight to inputs their data never varied") {
+  TempCache cache;
+  for (const char* template_name : {"gemm", "conv"})
+    for (ir::DType dtype : {ir::DType::f16, ir::DType::f32, ir::DType::f64}) {
+      auto own = find_model(template_name, dtype, "NVIDIA H100 80GB HBM3", 90);
+      REQUIRE(own);
+      const Model& model = own->model;
+      const Layer& first = model.mlp.layers().front();
+      std::vector<std::string> unvaried = {"bf16"};
+      if (template_name == std::string("gemm")) unvaried.push_back("log2_batch");
+      for (const std::string& feature : unvaried) {
+        CAPTURE(own->source);
+        CAPTURE(feature);
+        const auto at = std::ranges::find(model.features, feature);
+        REQUIRE(at != model.features.end());
+        const std::size_t f = std::size_t(at - model.features.begin());
+        for (int o = 0; o < first.outputs; ++o) REQUIRE(first.weights[std::size_t(o) * std::size_t(first.inputs) + f] == 0.0);
+      }
     }
 }
 

@@ -30,7 +30,7 @@ struct SearchFlags {
   std::string template_name = "gemm";
   std::vector<std::int64_t> sizes;  // GEMM: M N K; CONV: N C H W K R S
   std::string layout, dtype = "f32", model_path, device = "NVIDIA H100 80GB HBM3", search = "model";
-  std::int64_t stride = 1, pad = 0, dilation = 1;
+  std::int64_t stride = 1, pad = 0, dilation = 1, batch = 1;
   int compute_capability = 90, top = 10, budget = 40;
   bool gpu = false, f32_tensor_cores = false;
   std::vector<std::string> show;  // parameter sets to place in the model's ranking
@@ -138,8 +138,9 @@ int run_gemm_search(const SearchFlags& f) {
   const std::string layout = f.layout.empty() ? "NN" : f.layout;
   if (layout.size() != 2 || layout.find_first_not_of("NT") != std::string::npos)
     throw InvalidArgument(fmt::format("--layout {}: use NN, NT, TN or TT", layout));
-  const ir::Gemm g =
-      ir::dense_gemm(ir::parse_dtype(f.dtype), f.sizes[0], f.sizes[1], f.sizes[2], layout[0] == 'T', layout[1] == 'T');
+  if (f.batch < 1) throw InvalidArgument(fmt::format("--batch {}: a batched GEMM has at least one", f.batch));
+  const ir::Gemm g = ir::dense_gemm(ir::parse_dtype(f.dtype), f.sizes[0], f.sizes[1], f.sizes[2], layout[0] == 'T',
+                                    layout[1] == 'T', f.batch);
   const Search search = parse_search(f.search);
   if (!f.show.empty() && (f.gpu || search != Search::model))
     throw InvalidArgument("--show places sets in the model's ranking: not with --gpu or --search annealing/autotune");
@@ -226,7 +227,10 @@ int run_search(const SearchFlags& f) {
   if (f.top < 1) throw InvalidArgument(fmt::format("--top {}: at least 1", f.top));
   for (std::int64_t size : f.sizes)
     if (size < 1) throw InvalidArgument(fmt::format("size {}: every size must be at least 1", size));
-  if (f.template_name == "conv") return run_conv_search(f);
+  if (f.template_name == "conv") {
+    if (f.batch != 1) throw InvalidArgument("--batch is for GEMMs: a convolution's batch is its N");
+    return run_conv_search(f);
+  }
   if (f.stride != 1 || f.pad != 0 || f.dilation != 1)
     throw InvalidArgument("--stride, --pad and --dilation are for convolutions (--template conv)");
   return run_gemm_search(f);
@@ -246,6 +250,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
                   "GEMM: NN, NT, TN or TT (BLAS column-major; default NN); CONV: image/filter, e.g. CHWN/CRSK "
                   "(default), NCHW/KCRS or NHWC/KRSC");
   cmd->add_option("--dtype", flags->dtype, "f16, f32 or f64")->capture_default_str();
+  cmd->add_option("--batch", flags->batch, "GEMM: how many GEMMs of these sizes, one grid")->capture_default_str();
   cmd->add_option("--stride", flags->stride, "CONV: stride")->capture_default_str();
   cmd->add_option("--pad", flags->pad, "CONV: padding")->capture_default_str();
   cmd->add_option("--dilation", flags->dilation, "CONV: dilation")->capture_default_str();

@@ -96,8 +96,16 @@ struct TrainReport {
 };
 
 // Sets the model's normalisation from the data, then runs Adam over shuffled mini-batches.
-// The model keeps its architecture and starting weights (construct it with the seed you want).
+// The model keeps its architecture and starting weights (construct it with the seed you want), but
+// for the inputs of zero_unvaried_inputs.
 TrainReport train(Mlp& model, const Samples& data, const TrainOptions& options);
+
+// Zeroes the first layer's weights of every input that no row of the data varies (a kind of kernel,
+// a batch count the data never had), and returns their indices. Training leaves such weights at
+// their random start, which then moves the prediction of any input that has another value there by
+// a guess; with none, it is predicted as the same input with the data's value. Predictions of inputs
+// with the data's value do not change.
+std::vector<std::size_t> zero_unvaried_inputs(Mlp& model, const Samples& data);
 
 // "64,64" -> {64, 64}; "" or "0" -> {} (a linear model). Throws InvalidArgument otherwise.
 std::vector<int> parse_hidden(const std::string& text);
