@@ -87,7 +87,6 @@ double loss_and_gradient(const Net& net, const Matrix& a0, const Eigen::RowVecto
   return loss;
 }
 
-// Normalised inputs (inputs x rows) and targets of the samples.
 // Whether every row has the first row's value of input f.
 bool unvaried(const Samples& data, std::size_t f) {
   const std::size_t in = data.features;
@@ -96,6 +95,7 @@ bool unvaried(const Samples& data, std::size_t f) {
   return true;
 }
 
+// Normalised inputs (inputs x rows) and targets of the samples.
 Matrix normalised_inputs(const Mlp& mlp, const double* x, size_t rows) {
   const int in = mlp.inputs();
   Matrix a0 = Eigen::Map<const Matrix>(x, in, static_cast<Eigen::Index>(rows));  // row-major rows = columns

@@ -1,8 +1,8 @@
 #include "extend.hpp"
 #include "dataset.hpp"
 
-#include <isaac/tune/conv_features.hpp>
 #include <isaac/error.hpp>
+#include <isaac/tune/conv_features.hpp>
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/model_features.hpp>
 
