@@ -86,6 +86,14 @@ Legality params_f32(const GemmParams& p, const lower::DeviceLimits& d = {}) {
   return lower::check_gemm_params(DType::f32, false, false, p, d);
 }
 
+// Where ptxas is on PATH: the kernel assembles for sm_90a and stores nothing to local memory.
+void assembles_for_sm90a_without_spill_stores(const lower::GemmKernel& kernel) {
+  if (!lower::ptxas_available()) return;
+  auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+  REQUIRE_MESSAGE(report.ok, report.log);
+  CHECK(report.spill_stores == 0);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -479,11 +487,7 @@ TEST_CASE("f32 TC=2 kernels split each stage and issue 3 x U/8 x MS/8 tf32 wgmma
       CHECK(count(kernel.ptx, "cvt.rna.tf32.f32") == (p.ml + p.nl) * p.u / p.threads());
       CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == 1);
       CHECK(count(kernel.ptx, "wgmma.wait_group.sync.aligned 1;") == 1);
-      if (lower::ptxas_available()) {
-        auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
-        REQUIRE_MESSAGE(report.ok, report.log);
-        CHECK(report.spill_stores == 0);
-      }
+      assembles_for_sm90a_without_spill_stores(kernel);
     }
   }
 }
@@ -543,11 +547,7 @@ TEST_CASE("f16 TC=2 kernels are sm_90a PTX with U/16 x MS/8 wgmma per stage for 
       CHECK(count(kernel.ptx, "wgmma.wait_group.sync.aligned 1;") == 1);
       CHECK(count(kernel.ptx, "wgmma.wait_group.sync.aligned 0;") == 1);
       CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == 1);
-      if (lower::ptxas_available()) {
-        auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
-        REQUIRE_MESSAGE(report.ok, report.log);
-        CHECK(report.spill_stores == 0);
-      }
+      assembles_for_sm90a_without_spill_stores(kernel);
     }
   }
 }
@@ -741,11 +741,7 @@ TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-const
         CHECK(count(ptx, "barrier.sync \t1") == 0);
       }
       CHECK(kernel.shared_bytes == lower::gemm_shared_bytes(DType::f16, at, bt, p));
-      if (lower::ptxas_available()) {
-        auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
-        REQUIRE_MESSAGE(report.ok, report.log);
-        CHECK(report.spill_stores == 0);
-      }
+      assembles_for_sm90a_without_spill_stores(kernel);
     }
   }
 }
