@@ -534,6 +534,40 @@ TEST_CASE("collect refuses bad options") {
   CHECK_FALSE(fs::exists(out));
 }
 
+// focus writes a batch column since 0.1.31: a batched GEMM is a problem of its own (its own job, its
+// own log2_batch), files without the column hold single GEMMs, and a batch below one is refused.
+TEST_CASE("the dataset reader takes a batch column: batched rows are their own jobs") {
+  Dir dir;
+  const std::string set = "\"ML=64,NL=64,MS=4,NS=4,U=8,KS=1,KL=1,KG=1,VA=1,VB=1,LA=16,LB=16,DB=0,SW=1,ACC=32,TC=0\"";
+  const auto write = [&](const fs::path& p, const std::string& header, const std::vector<std::string>& rows) {
+    std::ofstream out(p);
+    out << header << "\n";
+    for (const std::string& r : rows) out << r << "\n";
+  };
+  const fs::path batched = dir.path / "batched.csv", plain = dir.path / "plain.csv", bad = dir.path / "bad.csv";
+  write(batched, "dtype,suite,m,n,k,at,bt,batch,params,status,tflops",
+        {"f32,random,96,96,96,0,0,1," + set + ",ok,1.5", "f32,random,96,96,96,0,0,32," + set + ",ok,9.5",
+         "f32,random,96,96,96,0,0,32," + set + ",ok,9.0"});
+  write(plain, "dtype,suite,m,n,k,at,bt,params,status,tflops", {"f32,random,96,96,96,0,0," + set + ",ok,1.4"});
+  write(bad, "dtype,suite,m,n,k,at,bt,batch,params,status,tflops", {"f32,random,96,96,96,0,0,0," + set + ",ok,1.5"});
+  const fs::path model = dir.path / "model.json", predictions = dir.path / "predictions.csv";
+  std::string log;
+  REQUIRE(tune("train --data '" + batched.string() + "," + plain.string() + "' --hidden 4 --epochs 2 --out '" +
+                   model.string() + "'",
+               dir, &log) == 0);
+  REQUIRE(tune("eval --data '" + batched.string() + "," + plain.string() + "' --model '" + model.string() +
+                   "' --predictions '" + predictions.string() + "'",
+               dir, &log) == 0);
+  std::vector<std::string> jobs;
+  std::ifstream in(predictions);
+  for (std::string line; std::getline(in, line);) jobs.push_back(line.substr(0, line.find(',')));
+  CHECK(jobs == std::vector<std::string>{"job", "\"f32 random 96 96 96 00\"", "\"f32 random 96 96 96 00 x32\"",
+                                         "\"f32 random 96 96 96 00 x32\"", "\"f32 random 96 96 96 00\""});
+  CHECK(tune("train --data '" + bad.string() + "' --hidden 4 --epochs 2 --out '" + (dir.path / "bad.json").string() + "'",
+             dir, &log) != 0);
+  CHECK(log.find("bad.csv:2: batch 0: a batched GEMM has at least one") != std::string::npos);
+}
+
 TEST_CASE("focus refuses bad shape ranges and siblings before it looks for a driver") {
   Dir dir;
   const fs::path out = dir.path / "focus.csv";
@@ -565,6 +599,18 @@ TEST_CASE("focus refuses bad shape ranges and siblings before it looks for a dri
   CHECK(tune("focus --template conv --seconds 1 --dtypes f16 --f32-tensor-cores --out '" + out.string() + "'", dir,
              &log) != 0);
   CHECK(log.find("--f32-tensor-cores needs f32 among --dtypes f16") != std::string::npos);
+  // A batched share needs a largest batch above one, and the reverse; a batch of the smallest GEMMs
+  // must fit under the cap, which counts the whole batch.
+  CHECK(tune("focus --seconds 1 --batched-share 0.5 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--batched-share 0.5 --batch-max 1: a batched input needs both") != std::string::npos);
+  CHECK(tune("focus --seconds 1 --batch-max 64 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--batched-share 0 --batch-max 64") != std::string::npos);
+  CHECK(tune("focus --seconds 1 --batched-share 0.5 --batch-max 64 --m-min 64 --n-min 64 --k-min 64 --max-mnk 400000 "
+             "--out '" + out.string() + "'",
+             dir, &log) != 0);
+  CHECK(log.find("two GEMMs of the smallest sizes (64 x 64 x 64) already exceed --max-mnk 400000") != std::string::npos);
+  CHECK(tune("focus --template conv --seconds 1 --batch-max 8 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--batch-max is for gemm rounds") != std::string::npos);
   // Six of the model's best, four KG siblings and three load siblings do not fit in twelve.
   CHECK(tune("focus --seconds 1 --kg-siblings 4 --load-siblings 3 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("--load-siblings 3") != std::string::npos);

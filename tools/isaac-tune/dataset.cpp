@@ -142,8 +142,11 @@ Dataset load_one(const std::string& path, const std::string& dtype, const lower:
                               get("c"), get("h"), get("w"), get("k"), get("r"), get("s"), get("stride"), get("pad"),
                               get("dilation"));
       } else {
+        // Files without a batch column (collect, sweeps, focus before 0.1.31) hold single GEMMs.
+        const std::int64_t batch = col.count("batch") ? std::stoll(get("batch")) : 1;
+        if (batch < 1) throw InvalidArgument(fmt::format("batch {}: a batched GEMM has at least one", batch));
         const ir::Gemm g = ir::dense_gemm(t, std::stoll(get("m")), std::stoll(get("n")), std::stoll(get("k")),
-                                          get("at") == "1", get("bt") == "1");
+                                          get("at") == "1", get("bt") == "1", batch);
         const lower::GemmParams params = lower::parse_gemm_params(get("params"));
         lower::GemmParams fitted = params;
         lower::fit_gemm_pipeline_depth(g, fitted, device);
@@ -153,8 +156,8 @@ Dataset load_one(const std::string& path, const std::string& dtype, const lower:
         }
         f = gemm_features(g, params, device);
         row.tiling = tiling_of(params);
-        row.job = fmt::format("{} {} {} {} {} {}{}", get("dtype"), suite, get("m"), get("n"), get("k"), get("at"),
-                              get("bt"));
+        row.job = fmt::format("{} {} {} {} {} {}{}{}", get("dtype"), suite, get("m"), get("n"), get("k"), get("at"),
+                              get("bt"), batch == 1 ? std::string{} : fmt::format(" x{}", batch));
       }
       data.samples.x.insert(data.samples.x.end(), f.begin(), f.end());
       data.samples.y.push_back(std::log(row.tflops));

@@ -1,6 +1,7 @@
 #pragma once
 // Measured datasets as model samples: GEMM rows (bench/results/gemm-sweep-all.csv.xz, isaac-tune
-// collect) with the columns dtype, m, n, k, at, bt, params, status, tflops; CONV rows (isaac-tune
+// collect, focus) with the columns dtype, m, n, k, at, bt, params, status, tflops and an optional
+// batch (1 without it); CONV rows (isaac-tune
 // collect --template conv) with dtype, layout, n, c, h, w, k, r, s, stride, pad, dilation, params,
 // status, tflops.
 #include <isaac/ir/gemm.hpp>

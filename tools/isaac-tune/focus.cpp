@@ -43,6 +43,10 @@ struct FocusFlags {
   ConvShapeOptions conv_shapes = ConvFocusFlags{}.shapes;
   double aligned_share = 0;
   double square_share = 0;
+  // GEMM: a share of the inputs are batched, with a batch count log-uniform in [2, batch_max] and the
+  // cap on M*N*K applied to the whole batch.
+  double batched_share = 0;
+  std::int64_t batch_max = 1;
   double winograd_share = 0;
   bool f32_tensor_cores = false;
 };
@@ -57,9 +61,10 @@ std::int64_t log_uniform(std::mt19937_64& rng, double lo, double hi) {
 // [16, 16384]), M*N*K capped. A share `aligned` of them has M, N and K rounded up to multiples of 8,
 // as many real problems do: only those admit the 16-byte copies of every operand (and TC=2 at all).
 // A share `square` has M = N = K (LINPACK-like, the commonest GEMM of all), drawn in the range the
-// three share, under the same cap: independent draws make few of them.
+// three share, under the same cap: independent draws make few of them. A share `batched` is a batch
+// of GEMMs of one shape, their count log-uniform in [2, batch_max], the cap counting every GEMM.
 ir::Gemm random_problem(std::mt19937_64& rng, const std::vector<ir::DType>& dtypes, const ShapeOptions& shapes,
-                        double aligned, double square) {
+                        double aligned, double square, double batched, std::int64_t batch_max) {
   for (;;) {
     std::int64_t m = log_uniform(rng, double(shapes.m_min), double(shapes.m_max)),
                  n = log_uniform(rng, double(shapes.n_min), double(shapes.n_max)),
@@ -67,12 +72,13 @@ ir::Gemm random_problem(std::mt19937_64& rng, const std::vector<ir::DType>& dtyp
     if (square > 0 && uniform01(rng) < square)
       m = n = k = log_uniform(rng, double(std::max({shapes.m_min, shapes.n_min, shapes.k_min})),
                               double(std::min({shapes.m_max, shapes.n_max, shapes.k_max})));
-    if (double(m) * double(n) * double(k) > shapes.max_mnk) continue;
+    const std::int64_t batch = batched > 0 && uniform01(rng) < batched ? log_uniform(rng, 2, double(batch_max)) : 1;
+    if (double(m) * double(n) * double(k) * double(batch) > shapes.max_mnk) continue;
     const ir::DType t = dtypes[rng() % dtypes.size()];
     const unsigned layout = unsigned(rng() % 4);
     if (aligned > 0 && uniform01(rng) < aligned)
       for (std::int64_t* extent : {&m, &n, &k}) *extent = (*extent + 7) / 8 * 8;
-    return ir::dense_gemm(t, m, n, k, layout & 1, layout & 2);
+    return ir::dense_gemm(t, m, n, k, layout & 1, layout & 2, batch);
   }
 }
 
@@ -112,6 +118,14 @@ int run_focus(const FocusFlags& f) {
     throw InvalidArgument(fmt::format("--square-share {}: no M = N = K lies in every range ([{}, {}] is what they "
                                       "share) with M*N*K <= --max-mnk {}; widen the ranges or leave --square-share at 0",
                                       f.square_share, square_min, square_max, f.shapes.max_mnk));
+  if ((f.batched_share > 0) != (f.batch_max > 1))
+    throw InvalidArgument(fmt::format("--batched-share {} --batch-max {}: a batched input needs both, a share above 0 "
+                                      "and a largest batch of at least 2",
+                                      f.batched_share, f.batch_max));
+  if (f.batched_share > 0 && 2 * double(f.shapes.m_min) * double(f.shapes.n_min) * double(f.shapes.k_min) > f.shapes.max_mnk)
+    throw InvalidArgument(fmt::format("--batched-share {}: two GEMMs of the smallest sizes ({} x {} x {}) already "
+                                      "exceed --max-mnk {}",
+                                      f.batched_share, f.shapes.m_min, f.shapes.n_min, f.shapes.k_min, f.shapes.max_mnk));
   if (std::filesystem::exists(f.out))
     throw InvalidArgument(fmt::format("{} exists: give another --out (focus rounds are not resumed)", f.out));
   // A clear error without a driver, before any work; the timing thread leaves the cores to the
@@ -194,13 +208,14 @@ int run_focus(const FocusFlags& f) {
   std::fprintf(out,
                "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d kg-siblings=%d kind-siblings=%d "
                "load-siblings=%d top=%d f32-tensor-cores=%d "
-               "aligned-share=%g square-share=%g m=%lld..%lld n=%lld..%lld k=%lld..%lld max-mnk=%g\n",
+               "aligned-share=%g square-share=%g batched-share=%g batch-max=%lld m=%lld..%lld n=%lld..%lld "
+               "k=%lld..%lld max-mnk=%g\n",
                info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.siblings, f.kind_siblings,
-               f.load_siblings, f.top, int(f.f32_tensor_cores),
-               f.aligned_share, f.square_share, (long long)f.shapes.m_min, (long long)f.shapes.m_max,
+               f.load_siblings, f.top, int(f.f32_tensor_cores), f.aligned_share, f.square_share, f.batched_share,
+               (long long)f.batch_max, (long long)f.shapes.m_min, (long long)f.shapes.m_max,
                (long long)f.shapes.n_min, (long long)f.shapes.n_max, (long long)f.shapes.k_min,
                (long long)f.shapes.k_max, f.shapes.max_mnk);
-  std::fprintf(out, "dtype,suite,m,n,k,at,bt,params,status,median_ms,tflops,rank,predicted_tflops,reason,phase\n");
+  std::fprintf(out, "dtype,suite,m,n,k,at,bt,batch,params,status,median_ms,tflops,rank,predicted_tflops,reason,phase\n");
   std::signal(SIGINT, [](int) { interrupted = true; });
   std::signal(SIGTERM, [](int) { interrupted = true; });
   runtime::Stream stream;
@@ -210,7 +225,8 @@ int run_focus(const FocusFlags& f) {
   // input's compilation takes longer than its timing.
   std::deque<std::future<Batch>> pending;
   auto prepare_next = [&] {
-    const ir::Gemm g = random_problem(rng, dtypes, f.shapes, f.aligned_share, f.square_share);
+    const ir::Gemm g =
+        random_problem(rng, dtypes, f.shapes, f.aligned_share, f.square_share, f.batched_share, f.batch_max);
     pending.push_back(std::async(std::launch::async, prepare, g, rng()));
   };
   prepare_next();
@@ -222,7 +238,9 @@ int run_focus(const FocusFlags& f) {
     prepare_next();
     const ir::Gemm& g = batch.problem;
     const std::size_t elem = ir::size_of(g.dtype);
-    runtime::Buffer a(elem * std::size_t(g.m * g.k)), b(elem * std::size_t(g.k * g.n)), c(elem * std::size_t(g.m * g.n));
+    const std::size_t count = elem * std::size_t(g.batch);
+    runtime::Buffer a(count * std::size_t(g.m * g.k)), b(count * std::size_t(g.k * g.n)),
+        c(count * std::size_t(g.m * g.n));
     for (runtime::Buffer* buffer : {&a, &b, &c}) buffer->fill_bytes(0x3c);
     ++shapes;
     for (Candidate& cand : batch.candidates) {
@@ -245,10 +263,11 @@ int run_focus(const FocusFlags& f) {
       }
       for (char& ch : reason)
         if (ch == '\n' || ch == '"') ch = ' ';
-      const double tflops = status == "ok" ? 2.0 * double(g.m) * double(g.n) * double(g.k) / (ms * 1e-3) / 1e12 : 0;
-      std::fprintf(out, "%s,random,%lld,%lld,%lld,%d,%d,\"%s\",%s,%s,%s,%d,%.3f,\"%s\",focus\n",
+      const double flops = 2.0 * double(g.m) * double(g.n) * double(g.k) * double(g.batch);
+      const double tflops = status == "ok" ? flops / (ms * 1e-3) / 1e12 : 0;
+      std::fprintf(out, "%s,random,%lld,%lld,%lld,%d,%d,%lld,\"%s\",%s,%s,%s,%d,%.3f,\"%s\",focus\n",
                    std::string(ir::name(g.dtype)).c_str(), (long long)g.m, (long long)g.n, (long long)g.k,
-                   int(g.a_trans), int(g.b_trans), cand.params.str().c_str(), status.c_str(),
+                   int(g.a_trans), int(g.b_trans), (long long)g.batch, cand.params.str().c_str(), status.c_str(),
                    status == "ok" ? fmt::format("{:.6f}", ms).c_str() : "",
                    status == "ok" ? fmt::format("{:.3f}", tflops).c_str() : "", cand.rank, cand.predicted,
                    reason.c_str());
@@ -323,6 +342,13 @@ void add_focus_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--square-share", flags->square_share, "share of the inputs with M = N = K")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--batched-share", flags->batched_share,
+                  "GEMM: share of the inputs that are batches of GEMMs of one shape (needs --batch-max)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--batch-max", flags->batch_max,
+                  "GEMM: the largest batch count (log-uniform from 2; --max-mnk caps the whole batch)")
+      ->capture_default_str();
   cmd->add_option("--winograd-share", flags->winograd_share,
                   "CONV: share of the inputs that the Winograd kernels take (3x3 or 5x5, stride 1, f32/f64), half "
                   "of whose sets are uniform draws from winograd_space and winograd_product_space in turn")
@@ -341,7 +367,9 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       if (flags->winograd_share != 0) throw InvalidArgument("--winograd-share is for CONV rounds: GEMM has no Winograd");
       exit_code = run_focus(*flags);
     } else if (flags->template_name == "conv") {
-      refuse({"--kg-siblings", "--load-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share"}, "gemm");
+      refuse({"--kg-siblings", "--load-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share", "--batched-share",
+              "--batch-max"},
+             "gemm");
       ConvFocusFlags c;
       c.out = flags->out, c.model_path = flags->model_path, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
       c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;
