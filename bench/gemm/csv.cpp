@@ -48,9 +48,14 @@ std::vector<std::string> split_csv_line(std::string_view line) {
   return fields;
 }
 
-std::size_t CsvTable::column(const std::string& name) const {
+std::optional<std::size_t> CsvTable::find_column(const std::string& name) const {
   for (std::size_t i = 0; i < header.size(); ++i)
     if (header[i] == name) return i;
+  return std::nullopt;
+}
+
+std::size_t CsvTable::column(const std::string& name) const {
+  if (auto i = find_column(name)) return *i;
   std::string have;
   for (const auto& h : header) have += (have.empty() ? "" : ",") + h;
   throw BenchError(fmt::format("{}: no column '{}' (the columns are {})", path, name, have));

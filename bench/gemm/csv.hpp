@@ -1,6 +1,7 @@
 #pragma once
 // Just enough CSV: quoted fields (GEMM parameter strings contain commas), '#' comment lines, and files
 // written whole through a temporary name so that a killed run never leaves half a file.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,8 @@ struct CsvTable {
   std::string path;
   // The column's index; throws BenchError naming the file and the columns it has.
   std::size_t column(const std::string& name) const;
+  // The same for a column that may be absent.
+  std::optional<std::size_t> find_column(const std::string& name) const;
 };
 
 // Reads a CSV whose first non-comment line is the header. Throws BenchError when it cannot be read or

@@ -62,6 +62,23 @@ int as_int(std::int64_t v, const char* what) {
 
 void* ptr(runtime::DevicePtr p) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)); }
 
+// What gemm_ex calls for `g`.
+const char* gemm_ex_name(const ir::Gemm& g) { return g.batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx"; }
+
+// A cuBLASLt layout of `rows` x `cols`, column-major with leading dimension `ld`; for a batch, with its
+// count and the stride between its matrices.
+void create_layout(cublasLtMatrixLayout_t& layout, cudaDataType type, std::int64_t rows, std::int64_t cols,
+                   std::int64_t ld, std::int64_t batch, std::int64_t stride, const char* what) {
+  check(cublasLtMatrixLayoutCreate(&layout, type, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), ld),
+        fmt::format("cublasLtMatrixLayoutCreate({})", what).c_str());
+  if (batch == 1) return;
+  const std::int32_t count = as_int(batch, "batch");
+  check(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+        fmt::format("cublasLtMatrixLayoutSetAttribute({}, BATCH_COUNT)", what).c_str());
+  check(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
+        fmt::format("cublasLtMatrixLayoutSetAttribute({}, STRIDED_BATCH_OFFSET)", what).c_str());
+}
+
 // The descriptors of one cuBLASLt matmul, destroyed with it.
 struct LtPlan {
   cublasLtMatmulDesc_t op = nullptr;
@@ -123,16 +140,24 @@ void Cublas::gemm_ex(const ir::Gemm& g, runtime::DevicePtr c, runtime::DevicePtr
                      const runtime::Stream& stream) {
   Types t = types_of(g.dtype);
   check(cublasSetStream(s_->handle, cuda_stream(stream)), "cublasSetStream");
-  check(cublasGemmEx(s_->handle, g.a_trans ? CUBLAS_OP_T : CUBLAS_OP_N, g.b_trans ? CUBLAS_OP_T : CUBLAS_OP_N,
-                     as_int(g.m, "m"), as_int(g.n, "n"), as_int(g.k, "k"), scalars.one(g.dtype), ptr(a), t.data,
-                     as_int(g.lda, "lda"), ptr(b), t.data, as_int(g.ldb, "ldb"), scalars.zero(g.dtype), ptr(c), t.data,
-                     as_int(g.ldc, "ldc"), t.compute, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmEx");
+  const cublasOperation_t ta = g.a_trans ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.b_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (g.batch == 1) {
+    check(cublasGemmEx(s_->handle, ta, tb, as_int(g.m, "m"), as_int(g.n, "n"), as_int(g.k, "k"), scalars.one(g.dtype),
+                       ptr(a), t.data, as_int(g.lda, "lda"), ptr(b), t.data, as_int(g.ldb, "ldb"),
+                       scalars.zero(g.dtype), ptr(c), t.data, as_int(g.ldc, "ldc"), t.compute, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx");
+    return;
+  }
+  check(cublasGemmStridedBatchedEx(s_->handle, ta, tb, as_int(g.m, "m"), as_int(g.n, "n"), as_int(g.k, "k"),
+                                   scalars.one(g.dtype), ptr(a), t.data, as_int(g.lda, "lda"), g.stride_a, ptr(b),
+                                   t.data, as_int(g.ldb, "ldb"), g.stride_b, scalars.zero(g.dtype), ptr(c), t.data,
+                                   as_int(g.ldc, "ldc"), g.stride_c, as_int(g.batch, "batch"), t.compute,
+                                   CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
 }
 
 BaselineResult Cublas::best(const ir::Gemm& g, runtime::DevicePtr c, runtime::DevicePtr a, runtime::DevicePtr b,
                             const runtime::Stream& stream, const runtime::TimingOptions& timing, int requested) {
-  if (g.batch != 1) throw BenchError("cuBLAS baseline: batched GEMMs are not benchmarked");
   BaselineResult result;
   result.median_ms = std::numeric_limits<double>::infinity();
   auto consider = [&](const std::string& which, double ms) {
@@ -145,12 +170,13 @@ BaselineResult Cublas::best(const ir::Gemm& g, runtime::DevicePtr c, runtime::De
 
   try {
     auto t = runtime::time_on_stream([&](const runtime::Stream& s) { gemm_ex(g, c, a, b, s); }, stream, timing);
-    consider("cublasGemmEx", t.median_ms);
+    consider(gemm_ex_name(g), t.median_ms);
   } catch (const std::exception& e) {
-    result.notes.push_back(fmt::format("cublasGemmEx could not run: {}", e.what()));
+    result.notes.push_back(fmt::format("{} could not run: {}", gemm_ex_name(g), e.what()));
   }
 
-  // cuBLASLt: column-major layouts of the matrices as stored (A is KxM when transposed, B is NxK).
+  // cuBLASLt: column-major layouts of the matrices as stored (A is KxM when transposed, B is NxK), with
+  // the batch's count and strides.
   Types t = types_of(g.dtype);
   LtPlan plan;
   std::vector<cublasLtMatmulHeuristicResult_t> heuristics(static_cast<std::size_t>(std::max(requested, 1)));
@@ -162,15 +188,9 @@ BaselineResult Cublas::best(const ir::Gemm& g, runtime::DevicePtr c, runtime::De
           "cublasLtMatmulDescSetAttribute(TRANSA)");
     check(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)),
           "cublasLtMatmulDescSetAttribute(TRANSB)");
-    auto rows_a = static_cast<std::uint64_t>(g.a_trans ? g.k : g.m),
-         cols_a = static_cast<std::uint64_t>(g.a_trans ? g.m : g.k);
-    auto rows_b = static_cast<std::uint64_t>(g.b_trans ? g.n : g.k),
-         cols_b = static_cast<std::uint64_t>(g.b_trans ? g.k : g.n);
-    check(cublasLtMatrixLayoutCreate(&plan.a, t.data, rows_a, cols_a, g.lda), "cublasLtMatrixLayoutCreate(A)");
-    check(cublasLtMatrixLayoutCreate(&plan.b, t.data, rows_b, cols_b, g.ldb), "cublasLtMatrixLayoutCreate(B)");
-    check(cublasLtMatrixLayoutCreate(&plan.c, t.data, static_cast<std::uint64_t>(g.m), static_cast<std::uint64_t>(g.n),
-                                     g.ldc),
-          "cublasLtMatrixLayoutCreate(C)");
+    create_layout(plan.a, t.data, g.a_trans ? g.k : g.m, g.a_trans ? g.m : g.k, g.lda, g.batch, g.stride_a, "A");
+    create_layout(plan.b, t.data, g.b_trans ? g.n : g.k, g.b_trans ? g.k : g.n, g.ldb, g.batch, g.stride_b, "B");
+    create_layout(plan.c, t.data, g.m, g.n, g.ldc, g.batch, g.stride_c, "C");
     check(cublasLtMatmulPreferenceCreate(&plan.pref), "cublasLtMatmulPreferenceCreate");
     std::uint64_t ws = s_->workspace_bytes;
     check(cublasLtMatmulPreferenceSetAttribute(plan.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)),

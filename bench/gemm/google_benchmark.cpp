@@ -1,6 +1,6 @@
 #include "google_benchmark.hpp"
 
-#include <benchmark/benchmark.h>
+#include <utility>
 
 namespace isaac::bench {
 
@@ -16,6 +16,13 @@ bool init_google_benchmark(const std::vector<std::string>& args) {
   int argc = static_cast<int>(storage.size());
   benchmark::Initialize(&argc, argv.data());
   return !benchmark::ReportUnrecognizedArguments(argc, argv.data());
+}
+
+void register_timed(const std::string& name, std::function<void(benchmark::State&)> body) {
+  benchmark::RegisterBenchmark(name.c_str(), std::move(body))
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace isaac::bench

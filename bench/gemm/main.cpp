@@ -3,6 +3,7 @@
 //   isaac-bench-gemm sweep  [options]                 random sample + hill climbing; writes the winners CSV
 //   isaac-bench-gemm [run]  [options] [-- GB flags]   winners vs cuBLAS (Google Benchmark); writes h100-gemm.csv
 //   isaac-bench-gemm tuned  [options] [-- GB flags]   the tuner (model top-1, top-k) against the winners and cuBLAS
+//   isaac-bench-gemm batched [options] [-- GB flags]  the tuner on batched GEMMs against cuBLAS's batched GEMM
 //   isaac-bench-gemm searches [options] [-- GB flags] model, annealing, autotune and brute force compared
 //   isaac-bench-gemm program [options]                the problems through isaac::compile, with the caches' counts
 //   isaac-bench-gemm bounds [options] [-- GB flags]   what bounds checks cost (f32 NT, aligned vs +1)
@@ -10,7 +11,8 @@
 //   isaac-bench-gemm ranking [options] [-- GB flags]  the model's pass over each problem's legal space (no GPU needed)
 //   isaac-bench-gemm selftest                         checks of the CPU-side pieces (no GPU needed)
 //
-// Without a CUDA driver or device, sweep/run/bounds print why and exit 77 (sweep --dry-run needs none).
+// Without a CUDA driver or device, the modes that time kernels (sweep, run, tuned, batched, searches, program,
+// bounds) print why and exit 77 (sweep --dry-run needs none).
 #include "modes.hpp"
 #include "problems.hpp"
 
@@ -69,7 +71,7 @@ int main(int argc, char** argv) {
     }
   }
   // `run` is the default subcommand.
-  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "searches", "program", "bounds", "emission", "ranking", "selftest"};
+  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "batched", "searches", "program", "bounds", "emission", "ranking", "selftest"};
   bool has_subcommand = false;
   for (const auto& a : ours)
     if (std::find(subcommands.begin(), subcommands.end(), a) != subcommands.end()) has_subcommand = true;
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{
       "isaac-bench-gemm: isaac's GEMM template against cuBLAS/cuBLASLt on the ISAAC paper's problems.\n"
-      "Google Benchmark flags (run, tuned, searches, bounds, emission, ranking) go after '--'."};
+      "Google Benchmark flags (run, tuned, batched, searches, bounds, emission, ranking) go after '--'."};
   app.require_subcommand(1, 1);
 
   SweepOptions so;
@@ -150,6 +152,17 @@ int main(int argc, char** argv) {
   tuned->add_option("--candidates-csv", to.candidates_csv,
                     "also time every candidate the re-benchmark timed, as the contenders are, and write them here");
 
+  BatchedOptions ba;
+  auto* batched = app.add_subcommand("batched", "the tuner on batched GEMMs against cuBLAS's batched GEMM; writes a CSV");
+  batched->add_option("--problems", ba.problems,
+                      "problems CSV with a batch column (default: the compiled-in bench/problems/gemm_batched_problems.csv)");
+  batched->add_option("--csv", ba.csv, "results CSV")->capture_default_str();
+  batched->add_option("--dtypes", ba.dtypes, "comma-separated dtypes")->capture_default_str();
+  batched->add_option("--top-k", ba.top_k, "the model's best sets re-benchmarked")->capture_default_str();
+  batched->add_option("--repeats", ba.repeats, "timed runs per benchmark (median)")->capture_default_str();
+  batched->add_option("--lt-algorithms", ba.lt_algorithms, "cuBLASLt heuristic algorithms to time")->capture_default_str();
+  batched->add_option("--split-mode", ba.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
+
   SearchesOptions se;
   auto* searches = app.add_subcommand(
       "searches", "model + top-k, pruning + annealing, runtime autotune and brute force: quality and tuning cost");
@@ -207,13 +220,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (!gb.empty() && !(run->parsed() || tuned->parsed() || searches->parsed() || bounds->parsed() || emission->parsed() || ranking->parsed())) {
+  if (!gb.empty() && !(run->parsed() || tuned->parsed() || batched->parsed() || searches->parsed() || bounds->parsed() || emission->parsed() || ranking->parsed())) {
     fmt::print(stderr,
-               "isaac-bench-gemm: only run, tuned, searches, bounds, emission and ranking take Google Benchmark flags (after '--')\n");
+               "isaac-bench-gemm: only run, tuned, batched, searches, bounds, emission and ranking take Google Benchmark flags (after '--')\n");
     return exit_failed;
   }
 
-  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : searches->parsed() ? "searches" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : emission->parsed() ? "emission" : ranking->parsed() ? "ranking" : "selftest";
+  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : batched->parsed() ? "batched" : searches->parsed() ? "searches" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : emission->parsed() ? "emission" : ranking->parsed() ? "ranking" : "selftest";
   try {
     if (selftest->parsed()) return selftest_main();
     if (emission->parsed()) {
@@ -231,6 +244,10 @@ int main(int argc, char** argv) {
     if (tuned->parsed()) {
       to.benchmark_args = gb;
       return tuned_main(to);
+    }
+    if (batched->parsed()) {
+      ba.benchmark_args = gb;
+      return batched_main(ba);
     }
     if (searches->parsed()) {
       se.benchmark_args = gb;

@@ -75,6 +75,19 @@ struct TunedOptions {
 
 int tuned_main(const TunedOptions& options);
 
+struct BatchedOptions {
+  std::string problems;  // empty: the compiled-in bench/problems/gemm_batched_problems.csv
+  std::string csv = "bench/results/h100-gemm-batched.csv";
+  std::string dtypes = "f32,f16,f64";
+  int top_k = 10;
+  int repeats = 30;
+  int lt_algorithms = 8;
+  std::string split_mode = "atomic";
+  std::vector<std::string> benchmark_args;
+};
+
+int batched_main(const BatchedOptions& options);
+
 struct SearchesOptions {
   std::string winners = "bench/results/gemm-sweep-winners-acc32.csv";
   std::string csv = "bench/results/h100-gemm-searches.csv";

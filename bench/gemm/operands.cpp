@@ -17,7 +17,8 @@ namespace isaac::bench {
 std::string CheckResult::str() const {
   if (nonfinite > 0)
     return fmt::format("{} non-finite elements of C (unwritten or overflowed; C was poisoned with NaN)", nonfinite);
-  return fmt::format("rel. error {:.2e} (tolerance {:.1e}, max abs. error {:.2e})", rel_error, tolerance,
+  const std::string where = batch > 1 ? fmt::format(" in matrix {} of {}", worst_entry, batch) : "";
+  return fmt::format("rel. error {:.2e}{} (tolerance {:.1e}, max abs. error {:.2e})", rel_error, where, tolerance,
                      max_abs_error);
 }
 
@@ -111,17 +112,19 @@ void draw(ir::DType dtype, std::size_t count, std::uint64_t seed, std::vector<un
   for (auto& t : threads) t.join();
 }
 
-std::size_t stored_elements(std::int64_t ld, std::int64_t cols) { return static_cast<std::size_t>(ld * cols); }
+// Elements of an operand of `cols` columns of leading dimension `ld`, `batch` of them `stride` apart.
+std::size_t stored_elements(std::int64_t ld, std::int64_t cols, std::int64_t batch, std::int64_t stride) {
+  return static_cast<std::size_t>((batch - 1) * stride + ld * cols);
+}
 
 }  // namespace
 
 Operands::Operands(const ir::Gemm& g, std::uint64_t seed, Cublas& cublas, const runtime::Stream& stream, bool reference)
     : g_(g) {
-  if (g.batch != 1) throw BenchError("the benchmark's operands are unbatched");
-  // Stored extents: A is lda x (at ? M : K), B is ldb x (bt ? K : N), C is ldc x N.
-  std::size_t na = stored_elements(g.lda, g.a_trans ? g.m : g.k);
-  std::size_t nb = stored_elements(g.ldb, g.b_trans ? g.k : g.n);
-  std::size_t nc = stored_elements(g.ldc, g.n);
+  // Stored extents, each matrix of the batch: A is lda x (at ? M : K), B is ldb x (bt ? K : N), C is ldc x N.
+  std::size_t na = stored_elements(g.lda, g.a_trans ? g.m : g.k, g.batch, g.stride_a);
+  std::size_t nb = stored_elements(g.ldb, g.b_trans ? g.k : g.n, g.batch, g.stride_b);
+  std::size_t nc = stored_elements(g.ldc, g.n, g.batch, g.stride_c);
   std::size_t elem = ir::size_of(g.dtype);
   std::vector<unsigned char> bytes;
   std::vector<double> va, vb;
@@ -137,7 +140,7 @@ Operands::Operands(const ir::Gemm& g, std::uint64_t seed, Cublas& cublas, const 
   device_synchronize("after uploading A and B");
   if (!reference) return;
 
-  // The reference: DGEMM on the same values (for f64 on the operands themselves).
+  // The reference: DGEMM, strided batched for a batch, on the same values (for f64 on the operands themselves).
   ir::Gemm g64 = g;
   g64.dtype = ir::DType::f64;
   runtime::Buffer c64(nc * 8);
@@ -154,11 +157,19 @@ Operands::Operands(const ir::Gemm& g, std::uint64_t seed, Cublas& cublas, const 
   }
   ref_.resize(nc);
   c64.download(ref_.data(), nc * 8);
-  double sum = 0;
-  for (double r : ref_) sum += r * r;
-  ref_norm_ = std::sqrt(sum);
-  if (!(ref_norm_ > 0) || !std::isfinite(ref_norm_))
-    throw BenchError(fmt::format("the float64 reference of {} has norm {}", ir::to_string(g), ref_norm_));
+  ref_norms_.assign(static_cast<std::size_t>(g.batch), 0);
+  for (std::int64_t entry = 0; entry < g.batch; ++entry) {
+    double sum = 0;
+    for (std::int64_t n = 0; n < g.n; ++n)
+      for (std::int64_t m = 0; m < g.m; ++m) {
+        const double r = ref_[static_cast<std::size_t>(entry * g.stride_c + m + n * g.ldc)];
+        sum += r * r;
+      }
+    double& norm = ref_norms_[static_cast<std::size_t>(entry)];
+    norm = std::sqrt(sum);
+    if (!(norm > 0) || !std::isfinite(norm))
+      throw BenchError(fmt::format("the float64 reference of {} has norm {} (matrix {})", ir::to_string(g), norm, entry));
+  }
 }
 
 void Operands::poison_c(const runtime::Stream& stream) { c_.fill_bytes(0xff, stream); }
@@ -170,33 +181,44 @@ CheckResult Operands::check_c(double tolerance, const runtime::Stream& stream) c
   std::size_t elem = ir::size_of(g_.dtype);
   std::vector<unsigned char> bytes(nc * elem);
   c_.download(bytes.data(), bytes.size());
+  auto element = [&](std::size_t i) {
+    if (g_.dtype == ir::DType::f64) {
+      double v;
+      std::memcpy(&v, &bytes[i * 8], 8);
+      return v;
+    }
+    if (g_.dtype == ir::DType::f32) {
+      float f;
+      std::memcpy(&f, &bytes[i * 4], 4);
+      return double(f);
+    }
+    std::uint16_t h;
+    std::memcpy(&h, &bytes[i * 2], 2);
+    return double(half_to_float(h));
+  };
   CheckResult r;
   r.tolerance = tolerance;
-  double sum = 0;
-  for (std::int64_t n = 0; n < g_.n; ++n)
-    for (std::int64_t m = 0; m < g_.m; ++m) {
-      std::size_t i = static_cast<std::size_t>(m + n * g_.ldc);
-      double v;
-      if (g_.dtype == ir::DType::f64) {
-        std::memcpy(&v, &bytes[i * 8], 8);
-      } else if (g_.dtype == ir::DType::f32) {
-        float f;
-        std::memcpy(&f, &bytes[i * 4], 4);
-        v = f;
-      } else {
-        std::uint16_t h;
-        std::memcpy(&h, &bytes[i * 2], 2);
-        v = half_to_float(h);
+  r.batch = g_.batch;
+  for (std::int64_t entry = 0; entry < g_.batch; ++entry) {
+    double sum = 0;
+    for (std::int64_t n = 0; n < g_.n; ++n)
+      for (std::int64_t m = 0; m < g_.m; ++m) {
+        const std::size_t i = static_cast<std::size_t>(entry * g_.stride_c + m + n * g_.ldc);
+        const double v = element(i);
+        if (!std::isfinite(v)) {
+          ++r.nonfinite;
+          continue;
+        }
+        const double d = v - ref_[i];
+        sum += d * d;
+        r.max_abs_error = std::max(r.max_abs_error, std::abs(d));
       }
-      if (!std::isfinite(v)) {
-        ++r.nonfinite;
-        continue;
-      }
-      double d = v - ref_[i];
-      sum += d * d;
-      r.max_abs_error = std::max(r.max_abs_error, std::abs(d));
+    const double rel_error = std::sqrt(sum) / ref_norms_[static_cast<std::size_t>(entry)];
+    if (rel_error > r.rel_error) {
+      r.rel_error = rel_error;
+      r.worst_entry = entry;
     }
-  r.rel_error = std::sqrt(sum) / ref_norm_;
+  }
   r.ok = r.nonfinite == 0 && r.rel_error <= tolerance;
   return r;
 }

@@ -1,8 +1,9 @@
 #pragma once
-// The operands of one GEMM on the device: A and B drawn at random (uniform in [-1, 1), rounded to the
-// dtype; never zeros), C, and the float64 reference of C computed by cuBLAS's DGEMM on exactly the same
-// values. check_c compares what C holds with it: ||C - ref|| / ||ref|| (Frobenius), and counts
-// non-finite elements (C is poisoned with NaN before a checked run, so an unwritten element shows).
+// The operands of one GEMM on the device, every matrix of its batch: A and B drawn at random (uniform in
+// [-1, 1), rounded to the dtype; never zeros), C, and the float64 reference of C computed by cuBLAS's
+// DGEMM (strided batched for a batch) on exactly the same values. check_c compares what C holds with it:
+// ||C - ref|| / ||ref|| (Frobenius) of each matrix of the batch, the worst of them, and counts non-finite
+// elements (C is poisoned with NaN before a checked run, so an unwritten element shows).
 #include "cublas.hpp"
 
 #include <isaac/gemm.hpp>
@@ -16,7 +17,9 @@
 namespace isaac::bench {
 
 struct CheckResult {
-  double rel_error = 0;  // ||C - ref||_F / ||ref||_F
+  double rel_error = 0;  // ||C - ref||_F / ||ref||_F, of the batch's worst matrix
+  std::int64_t worst_entry = 0;  // that matrix's index in the batch
+  std::int64_t batch = 1;
   double max_abs_error = 0;
   std::int64_t nonfinite = 0;  // NaN or infinite elements of C
   double tolerance = 0;
@@ -34,7 +37,7 @@ int output_roundings(int kg, bool atomic);
 
 class Operands {
  public:
-  // `g` must be dense and unbatched. Synchronizes `stream`. Without `reference` (timing only), check_c
+  // `g` must be dense (batched or not). Synchronizes `stream`. Without `reference` (timing only), check_c
   // cannot be called.
   Operands(const ir::Gemm& g, std::uint64_t seed, Cublas& cublas, const runtime::Stream& stream, bool reference = true);
 
@@ -52,8 +55,8 @@ class Operands {
  private:
   ir::Gemm g_;
   runtime::Buffer a_, b_, c_;
-  std::vector<double> ref_;  // column-major m x n, ldc = m
-  double ref_norm_ = 0;
+  std::vector<double> ref_;        // as C is stored: column-major m x n, ldc = m, one matrix after the other
+  std::vector<double> ref_norms_;  // ||ref||_F of each matrix of the batch
 };
 
 // Runs `kernel` once on the operands (C poisoned first), checks C against the reference with the

@@ -10,20 +10,25 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
 
 namespace isaac::bench {
 
-std::string Problem::shape() const { return fmt::format("{}x{}x{}", m, n, k); }
+std::string Problem::shape() const {
+  return batch == 1 ? fmt::format("{}x{}x{}", m, n, k) : fmt::format("{}x{}x{}x{}", batch, m, n, k);
+}
 
 std::string problem_name(ir::DType dtype, const Problem& p) {
   return fmt::format("{}/{}/{}/{}", ir::name(dtype), p.suite, p.shape(), p.layout());
 }
 
-ir::Gemm to_gemm(const Problem& p, ir::DType dtype) { return ir::dense_gemm(dtype, p.m, p.n, p.k, p.at, p.bt); }
+ir::Gemm to_gemm(const Problem& p, ir::DType dtype) {
+  return ir::dense_gemm(dtype, p.m, p.n, p.k, p.at, p.bt, p.batch);
+}
 
 double minimal_bytes(const Problem& p, ir::DType dtype) {
   double elements = double(p.m) * double(p.k) + double(p.k) * double(p.n) + double(p.m) * double(p.n);
-  return elements * double(ir::size_of(dtype));
+  return double(p.batch) * elements * double(ir::size_of(dtype));
 }
 
 namespace {
@@ -36,23 +41,31 @@ std::int64_t parse_int(const std::string& text, const CsvTable& t, std::size_t r
   return v;
 }
 
+CsvTable compiled_in_table(CompiledInProblems list) {
+  if (list == CompiledInProblems::batched)
+    return parse_csv(embedded_gemm_batched_problems, "<compiled-in gemm_batched_problems.csv>");
+  return parse_csv(embedded_gemm_problems, "<compiled-in gemm_problems.csv>");
+}
+
 }  // namespace
 
-std::vector<Problem> load_problems(const std::string& path) {
-  CsvTable t = path.empty() ? parse_csv(embedded_gemm_problems, "<compiled-in gemm_problems.csv>") : read_csv(path);
+std::vector<Problem> load_problems(const std::string& path, CompiledInProblems compiled_in) {
+  CsvTable t = path.empty() ? compiled_in_table(compiled_in) : read_csv(path);
   std::size_t suite = t.column("suite"), m = t.column("m"), n = t.column("n"), k = t.column("k"), at = t.column("at"),
               bt = t.column("bt");
+  const std::optional<std::size_t> batch = t.find_column("batch");
   std::vector<Problem> out;
   for (std::size_t r = 0; r < t.rows.size(); ++r) {
     const auto& row = t.rows[r];
     Problem p;
     p.suite = row[suite];
+    if (batch) p.batch = parse_int(row[*batch], t, r, "batch");
     p.m = parse_int(row[m], t, r, "m");
     p.n = parse_int(row[n], t, r, "n");
     p.k = parse_int(row[k], t, r, "k");
     std::int64_t a = parse_int(row[at], t, r, "at"), b = parse_int(row[bt], t, r, "bt");
-    if (p.m < 1 || p.n < 1 || p.k < 1 || (a != 0 && a != 1) || (b != 0 && b != 1))
-      throw BenchError(fmt::format("{}:{}: sizes must be positive and at/bt 0 or 1", t.path, t.line_numbers[r]));
+    if (p.batch < 1 || p.m < 1 || p.n < 1 || p.k < 1 || (a != 0 && a != 1) || (b != 0 && b != 1))
+      throw BenchError(fmt::format("{}:{}: batch and sizes must be positive, at/bt 0 or 1", t.path, t.line_numbers[r]));
     p.at = a == 1;
     p.bt = b == 1;
     out.push_back(p);

@@ -264,21 +264,9 @@ int run_main(const RunOptions& o) {
   for (auto& row : rows) {
     std::string name = problem_name(row->winner.dtype, row->winner.problem);
     Row* r = row.get();
-    benchmark::RegisterBenchmark(("isaac/" + name).c_str(),
-                                 [r, &shared](benchmark::State& st) { bench_isaac(st, *r, shared); })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("cublas/" + name).c_str(),
-                                 [r, &shared](benchmark::State& st) { bench_cublas(st, *r, shared); })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("floor/" + name).c_str(),
-                                 [r, &shared](benchmark::State& st) { bench_floor(st, *r, shared); })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMicrosecond);
+    register_timed("isaac/" + name, [r, &shared](benchmark::State& st) { bench_isaac(st, *r, shared); });
+    register_timed("cublas/" + name, [r, &shared](benchmark::State& st) { bench_cublas(st, *r, shared); });
+    register_timed("floor/" + name, [r, &shared](benchmark::State& st) { bench_floor(st, *r, shared); });
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

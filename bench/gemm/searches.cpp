@@ -9,6 +9,7 @@
 // timed with Google Benchmark (median, L2 flushed). Writes a CSV with the quality of each search
 // (TFLOP/s over the brute-force best's, measured in this run) and its cost.
 #include "compile_pool.hpp"
+#include "contenders.hpp"
 #include "csv.hpp"
 #include "google_benchmark.hpp"
 #include "modes.hpp"
@@ -24,7 +25,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -49,20 +49,11 @@ struct Row {
   std::unique_ptr<Operands> operands;
 };
 
-double geomean(const std::vector<double>& v) {
-  if (v.empty()) return 0;
-  double s = 0;
-  for (double x : v) s += std::log(x);
-  return std::exp(s / double(v.size()));
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
-
-std::string cell(double v) { return v > 0 ? fmt::format("{:.3f}", v) : ""; }
 
 }  // namespace
 
@@ -146,29 +137,18 @@ int searches_main(const SearchesOptions& o) {
   for (auto& row : rows) {
     Row* r = row.get();
     for (int who = 0; who < contenders; ++who)
-      benchmark::RegisterBenchmark(
-          fmt::format("{}/{}", contender_names[who], r->name).c_str(),
+      register_timed(
+          fmt::format("{}/{}", contender_names[who], r->name),
           [r, who, &o, &cublas, &stream, mode](benchmark::State& state) {
-            double ms = 0;
-            try {
+            r->tflops[who] = bench_contender(state, r->winner.problem.flops(), r->errors[who], [&] {
               if (!r->kernels[who]) throw BenchError(r->errors[who].empty() ? "no kernel" : r->errors[who]);
               if (!r->operands)
                 r->operands = std::make_unique<Operands>(r->gemm, hash_name(r->name, 11), cublas, stream);
-              ms = checked_median_ms(*r->kernels[who], *r->operands, stream, mode, o.repeats);
-            } catch (const std::exception& e) {
-              r->errors[who] = one_line(e.what());
-              state.SkipWithError(r->errors[who].c_str());
-            }
+              return Measured{checked_median_ms(*r->kernels[who], *r->operands, stream, mode, o.repeats),
+                              r->kernels[who]->params().str()};
+            });
             if (who == contenders - 1) r->operands.reset();  // the row is done: free its device memory
-            if (ms <= 0) return;
-            for ([[maybe_unused]] auto _ : state) state.SetIterationTime(ms * 1e-3);
-            r->tflops[who] = r->winner.problem.flops() / (ms * 1e-3) / 1e12;
-            state.counters["TFLOP/s"] = r->tflops[who];
-            state.SetLabel(r->kernels[who]->params().str());
-          })
-          ->UseManualTime()
-          ->Iterations(1)
-          ->Unit(benchmark::kMicrosecond);
+          });
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
@@ -204,10 +184,10 @@ int searches_main(const SearchesOptions& o) {
         errors += fmt::format("{}{}: {}", errors.empty() ? "" : "; ", contender_names[who], r->errors[who]);
     const Problem& p = r->winner.problem;
     csv += fmt::format("{},{},{},{},{},{},{}", ir::name(r->gemm.dtype), p.suite, p.m, p.n, p.k, int(p.at), int(p.bt));
-    for (int who = 0; who < contenders; ++who) csv += "," + cell(r->tflops[who]);
+    for (int who = 0; who < contenders; ++who) csv += fmt::format(",{}", figure_cell(r->tflops[who]));
     for (int who = 1; who < contenders; ++who) {
-      const double q = r->tflops[who] > 0 && r->tflops[brute] > 0 ? r->tflops[who] / r->tflops[brute] : 0;
-      csv += "," + cell(q);
+      const double q = ratio(r->tflops[who], r->tflops[brute]);
+      csv += fmt::format(",{}", figure_cell(q));
       if (q > 0) quality[who].push_back(q), at_95[who] += q >= 0.95;
     }
     for (int who = 0; who < contenders; ++who) {
@@ -229,7 +209,7 @@ int searches_main(const SearchesOptions& o) {
     for (double t : tuning[who]) total_s += t;
     for (double t : timed[who]) total_timed += t;
     fmt::print("{:<10} {:>22} {:>12} {:>16.1f} {:>16.0f} {:>14.2f}{}\n", contender_names[who],
-               who == brute ? "1 (reference)" : fmt::format("{:.3f}", geomean(quality[who])),
+               who == brute ? "1 (reference)" : fmt::format("{:.3f}", geometric_mean(quality[who])),
                who == brute ? "" : fmt::format("{}/{}", at_95[who], quality[who].size()), total_s, total_timed,
                median(tuning[who]), who == brute ? "  (estimated)" : "");
   }

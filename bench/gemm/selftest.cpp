@@ -1,5 +1,5 @@
 // `selftest`: the CPU-side pieces the GPU run depends on, checked where there is no GPU: the half
-// conversions, CSV quoting, the compiled-in problems, the winners file, the sample's composition,
+// conversions, CSV quoting, the compiled-in problems (the paper's and the batched ones), the winners file, the sample's composition,
 // tolerances, the report's columns and the memory floor's PTX.
 #include "ceilings.hpp"
 #include "csv.hpp"
@@ -19,11 +19,11 @@
 
 #include <fmt/format.h>
 
-#include <set>
-
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 namespace isaac::bench {
 
@@ -61,6 +61,25 @@ int selftest_main() {
   expect(problems.size() == 18, fmt::format("the compiled-in list has 18 problems ({})", problems.size()));
   expect(problems.front().suite == "LINPACK" && problems.front().m == 512 && problems.front().bt,
          "the first is LINPACK 512 NT");
+  expect(std::all_of(problems.begin(), problems.end(), [](const Problem& p) { return p.batch == 1; }),
+         "the paper's problems are unbatched (no batch column: 1)");
+  auto batched = load_problems("", CompiledInProblems::batched);
+  expect(batched.size() == 12, fmt::format("the compiled-in batched list has 12 problems ({})", batched.size()));
+  expect(std::all_of(batched.begin(), batched.end(),
+                     [](const Problem& p) {
+                       return p.batch >= 2 && p.batch <= 4096 &&
+                              double(p.batch) * double(p.m) * double(p.n) * double(p.k) <= 0x1p34;
+                     }),
+         "every batch in [2, 4096], batch*m*n*k <= 2^34");
+  const Problem& scores = batched.front();
+  expect(problem_name(ir::DType::f32, scores) == "f32/Attention/128x512x512x64/TN" &&
+             scores.flops() == 2.0 * 128 * 512 * 512 * 64 &&
+             minimal_bytes(scores, ir::DType::f16) == 2.0 * 128 * (512 * 64 + 64 * 512 + 512 * 512),
+         fmt::format("the first is attention's scores, named with its batch ({}); flops and bytes count the batch",
+                     problem_name(ir::DType::f32, scores)));
+  const ir::Gemm g = to_gemm(scores, ir::DType::f32);
+  expect(g.batch == 128 && g.a_trans && !g.b_trans && g.stride_a == 512 * 64 && g.stride_c == 512 * 512,
+         "its GEMM is batched, strided, TN");
   auto dtypes = parse_dtypes("f32,fp16,double");
   expect(dtypes.size() == 3 && dtypes[1] == ir::DType::f16 && dtypes[2] == ir::DType::f64, "dtype names");
 
@@ -125,6 +144,9 @@ int selftest_main() {
   expect(tolerance_for(ir::DType::f32, 60000, true) < 3e-4 && tolerance_for(ir::DType::f32, 32, true) < 1e-5 &&
              tolerance_for(ir::DType::f16, 2560, true) < 2e-3 && tolerance_for(ir::DType::f64, 60000, true) < 1e-12,
          "f32, f16 (ACC=32) and f64 tolerances are tight enough to catch a wrong kernel");
+  const CheckResult batched_check{.rel_error = 1e-3, .worst_entry = 3, .batch = 128, .tolerance = 1e-5};
+  expect(batched_check.str().find("in matrix 3 of 128") != std::string::npos,
+         "a batched check names its worst matrix: " + batched_check.str());
 
   fmt::print("samples (gemm_space with the H100's limits)\n");
   lower::DeviceLimits limits;

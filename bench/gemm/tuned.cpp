@@ -10,6 +10,7 @@
 // also timed as the contenders are (candidate/<name>/<rank>; ../candidates.hpp).
 #include "../candidates.hpp"
 #include "compile_pool.hpp"
+#include "contenders.hpp"
 #include "cublas.hpp"
 #include "google_benchmark.hpp"
 #include "modes.hpp"
@@ -20,14 +21,10 @@
 
 #include <isaac/gemm.hpp>
 #include <isaac/runtime/timer.hpp>
-#include <isaac/tune/models.hpp>
-#include <isaac/tuning.hpp>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -47,9 +44,7 @@ struct Row {
   std::array<std::optional<CompiledGemm>, 3> kernels;
   std::array<std::string, contenders> errors;
   std::array<double, contenders> tflops{};
-  GemmDecision decision;
-  double tuning_seconds = 0;  // choose_gemm: search, compiling and timing the top k
-  std::string model_source;
+  TunerChoices tuner;
   std::unique_ptr<Operands> operands;
   std::vector<std::optional<CompiledGemm>> candidate_kernels;  // with --candidates-csv
   std::vector<TimedCandidate> candidates;
@@ -72,45 +67,22 @@ Operands& operands_of(Row& row, Shared& s) {
 // when it failed.
 double bench_kernel(benchmark::State& state, Row& row, const std::optional<CompiledGemm>& kernel, std::string& error,
                     Shared& s) {
-  double ms = 0;
-  try {
+  return bench_contender(state, row.winner.problem.flops(), error, [&] {
     if (!kernel) throw BenchError(error.empty() ? "no kernel" : error);
-    ms = checked_median_ms(*kernel, operands_of(row, s), s.stream, s.mode, s.options.repeats);
-  } catch (const std::exception& e) {
-    error = one_line(e.what());
-    state.SkipWithError(error.c_str());
-    return 0;
-  }
-  for ([[maybe_unused]] auto _ : state) state.SetIterationTime(ms * 1e-3);
-  const double tflops = row.winner.problem.flops() / (ms * 1e-3) / 1e12;
-  state.counters["TFLOP/s"] = tflops;
-  state.SetLabel(kernel->params().str());
-  return tflops;
+    return Measured{checked_median_ms(*kernel, operands_of(row, s), s.stream, s.mode, s.options.repeats),
+                    kernel->params().str()};
+  });
 }
 
 void bench_cublas(benchmark::State& state, Row& row, Shared& s) {
-  double ms = 0;
-  try {
+  row.tflops[cublas] = bench_contender(state, row.winner.problem.flops(), row.errors[cublas], [&] {
     Operands& ops = operands_of(row, s);
     auto best = s.cublas.best(row.gemm, ops.c(), ops.a(), ops.b(), s.stream,
                               {.warmup = 2, .repeats = s.options.repeats, .flush_l2 = true}, s.options.lt_algorithms);
-    ms = best.median_ms;
-    state.SetLabel(best.which);
-  } catch (const std::exception& e) {
-    row.errors[cublas] = one_line(e.what());
-    state.SkipWithError(row.errors[cublas].c_str());
-    row.operands.reset();
-    return;
-  }
+    return Measured{best.median_ms, best.which};
+  });
   row.operands.reset();  // the row is done: free its device memory
-  for ([[maybe_unused]] auto _ : state) state.SetIterationTime(ms * 1e-3);
-  row.tflops[cublas] = row.winner.problem.flops() / (ms * 1e-3) / 1e12;
-  state.counters["TFLOP/s"] = row.tflops[cublas];
 }
-
-double ratio(double a, double b) { return a > 0 && b > 0 ? a / b : 0; }
-
-std::string cell(double v) { return v > 0 ? fmt::format("{:.3f}", v) : ""; }
 
 }  // namespace
 
@@ -142,31 +114,13 @@ int tuned_main(const TunedOptions& o) {
       row->params[brute].reset();
       row->errors[brute] = one_line(e.what());
     }
-    const auto model = tune::find_model("gemm", w.dtype, info.name, info.compute_capability());
-    if (!model) {
-      row->errors[top1] = row->errors[topk] = fmt::format("no GEMM {} model", ir::name(w.dtype));
-    } else {
-      row->model_source = model->source;
-      row->params[top1] = tune::rank_gemm_space(row->gemm, limits, model->model, 1).front().params;
-      const auto start = std::chrono::steady_clock::now();
-      try {
-        TuningOptions options;
-        options.top_k = o.top_k;
-        options.mode = mode;
-        options.database = false;
-        options.f32_tensor_cores = true;  // as in the brute-force space, and in `limits` above
-        row->decision = choose_gemm(row->gemm, options);
-        row->params[topk] = row->decision.params;
-        if (!o.candidates_csv.empty())
-          row->candidates = candidates_of(row->decision.candidates);
-      } catch (const std::exception& e) {
-        row->errors[topk] = one_line(e.what());
-      }
-      row->tuning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    fmt::print("{}: {} in {:.2f} s (search: {} legal sets, enumerated in {:.1f} ms, model over all of them {:.1f} ms)\n",
-               row->name, row->decision.how, row->tuning_seconds, row->decision.search.legal_sets,
-               row->decision.search.enumerate_ms, row->decision.search.evaluate_ms);
+    row->tuner = tuner_choices(row->gemm, info, limits, o.top_k, mode);
+    row->params[top1] = row->tuner.top1;
+    row->params[topk] = row->tuner.topk;
+    row->errors[top1] = row->tuner.top1_error;
+    row->errors[topk] = row->tuner.topk_error;
+    if (row->tuner.topk && !o.candidates_csv.empty()) row->candidates = candidates_of(row->tuner.decision.candidates);
+    fmt::print("{}: {}\n", row->name, row->tuner.summary());
     rows.push_back(std::move(row));
   }
   if (rows.empty()) throw BenchError(fmt::format("{} has no problem in the dtypes {}", o.winners, o.dtypes));
@@ -206,27 +160,17 @@ int tuned_main(const TunedOptions& o) {
   for (auto& row : rows) {
     Row* r = row.get();
     for (int who : {brute, top1, topk})
-      benchmark::RegisterBenchmark(fmt::format("{}/{}", contender_names[who], r->name).c_str(),
-                                   [r, who, &shared](benchmark::State& st) {
-                                     r->tflops[who] = bench_kernel(st, *r, r->kernels[who], r->errors[who], shared);
-                                   })
-          ->UseManualTime()
-          ->Iterations(1)
-          ->Unit(benchmark::kMicrosecond);
+      register_timed(fmt::format("{}/{}", contender_names[who], r->name), [r, who, &shared](benchmark::State& st) {
+        r->tflops[who] = bench_kernel(st, *r, r->kernels[who], r->errors[who], shared);
+      });
     for (size_t i = 0; i < r->candidates.size(); ++i)
-      benchmark::RegisterBenchmark(fmt::format("candidate/{}/{}", r->name, r->candidates[i].rank).c_str(),
-                                   [r, i, &shared](benchmark::State& st) {
-                                     TimedCandidate& c = r->candidates[i];
-                                     c.tflops = bench_kernel(st, *r, r->candidate_kernels[i], c.error, shared);
-                                   })
-          ->UseManualTime()
-          ->Iterations(1)
-          ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(fmt::format("cublas/{}", r->name).c_str(),
-                                 [r, &shared](benchmark::State& st) { bench_cublas(st, *r, shared); })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMicrosecond);
+      register_timed(fmt::format("candidate/{}/{}", r->name, r->candidates[i].rank),
+                     [r, i, &shared](benchmark::State& st) {
+                       TimedCandidate& c = r->candidates[i];
+                       c.tflops = bench_kernel(st, *r, r->candidate_kernels[i], c.error, shared);
+                     });
+    register_timed(fmt::format("cublas/{}", r->name),
+                   [r, &shared](benchmark::State& st) { bench_cublas(st, *r, shared); });
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
@@ -257,11 +201,12 @@ int tuned_main(const TunedOptions& o) {
     if (rc > 0) vs_cublas[r->gemm.dtype].push_back(rc);
     const Problem& p = r->winner.problem;
     csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.2f},\"{}\",\"{}\",\"{}\",\"{}\",\"{}\"\n",
-                       ir::name(r->gemm.dtype), p.suite, p.m, p.n, p.k, int(p.at), int(p.bt), cell(r->tflops[brute]),
-                       cell(r->tflops[top1]), cell(r->tflops[topk]), cell(r->tflops[cublas]), cell(r1), cell(rk),
-                       cell(rc), r->params[topk] ? std::to_string(r->decision.rank) : "",
-                       r->decision.search.legal_sets, r->decision.search.enumerate_ms, r->decision.search.evaluate_ms,
-                       r->tuning_seconds, r->model_source, r->params[brute] ? r->params[brute]->str() : "",
+                       ir::name(r->gemm.dtype), p.suite, p.m, p.n, p.k, int(p.at), int(p.bt), figure_cell(r->tflops[brute]),
+                       figure_cell(r->tflops[top1]), figure_cell(r->tflops[topk]), figure_cell(r->tflops[cublas]),
+                       figure_cell(r1), figure_cell(rk), figure_cell(rc),
+                       r->params[topk] ? std::to_string(r->tuner.decision.rank) : "", r->tuner.decision.search.legal_sets,
+                       r->tuner.decision.search.enumerate_ms, r->tuner.decision.search.evaluate_ms,
+                       r->tuner.tuning_seconds, r->tuner.model_source, r->params[brute] ? r->params[brute]->str() : "",
                        r->params[top1] ? r->params[top1]->str() : "", r->params[topk] ? r->params[topk]->str() : "",
                        errors);
     fmt::print("{:<44} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.3f} {:>8.3f}{}\n", r->name, r->tflops[brute],
@@ -269,12 +214,9 @@ int tuned_main(const TunedOptions& o) {
   }
   fmt::print("\ntop-1 >= 85% of the brute-force best: {}/{} rows; top-{} >= 95%: {}/{} rows\n", top1_ok, rows_ok,
              o.top_k, topk_ok, rows_ok);
-  for (const auto& [d, v] : vs_cublas) {
-    double log_sum = 0;
-    for (double x : v) log_sum += std::log(x);
-    fmt::print("tuned isaac / cuBLAS, {}: geometric mean {:.3f} over {} rows\n", ir::name(d),
-               std::exp(log_sum / double(v.size())), v.size());
-  }
+  for (const auto& [d, v] : vs_cublas)
+    fmt::print("tuned isaac / cuBLAS, {}: geometric mean {:.3f} over {} rows\n", ir::name(d), geometric_mean(v),
+               v.size());
   write_file(o.csv, csv);
   fmt::print("wrote {}\n", o.csv);
   if (!o.candidates_csv.empty()) {
