@@ -50,18 +50,7 @@ struct Row {
   const std::optional<lower::GemmParams>& params(Contender who) const { return who == top1 ? tuner.top1 : tuner.topk; }
 };
 
-struct Shared {
-  const BatchedOptions& options;
-  Cublas& cublas;
-  runtime::Stream& stream;
-  lower::SplitMode mode;
-};
-
-Operands& operands_of(Row& row, Shared& s) {
-  if (!row.operands)
-    row.operands = std::make_unique<Operands>(row.gemm, hash_name(row.name, 11), s.cublas, s.stream);
-  return *row.operands;
-}
+using Shared = ModeContext<BatchedOptions>;
 
 void bench_kernel(benchmark::State& state, Row& row, Contender who, Shared& s) {
   row.tflops[who] = bench_contender(state, row.problem.flops(), row.errors[who], [&] {

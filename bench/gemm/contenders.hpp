@@ -1,7 +1,10 @@
 #pragma once
 // What `tuned` and `batched` share: the tuner's two choices for a GEMM (the model's first choice, and
-// isaac::choose_gemm's top-k re-benchmark), the Google Benchmark body that times one contender, and the
-// figures of their CSVs and summaries.
+// isaac::choose_gemm's top-k re-benchmark), what a contender's benchmark needs and the body that times
+// it, and the figures of their CSVs and summaries.
+#include "cublas.hpp"
+#include "operands.hpp"
+
 #include <isaac/ir/gemm.hpp>
 #include <isaac/lower/gemm.hpp>
 #include <isaac/runtime/runtime.hpp>
@@ -10,6 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +35,24 @@ struct TunerChoices {
 // them). Without a model for the dtype, neither (the errors say so).
 TunerChoices tuner_choices(const ir::Gemm& g, const runtime::DeviceInfo& info, const lower::DeviceLimits& limits,
                            int top_k, lower::SplitMode mode);
+
+// What every contender's benchmark of a mode uses: its options, cuBLAS, the stream and the split mode.
+template <class Options>
+struct ModeContext {
+  const Options& options;
+  Cublas& cublas;
+  runtime::Stream& stream;
+  lower::SplitMode mode;
+};
+
+// A row's operands, made when its first contender is timed (the row's `gemm`, seeded by its `name`)
+// and kept for the others; the mode frees them after the row's last.
+template <class Row, class Options>
+Operands& operands_of(Row& row, ModeContext<Options>& s) {
+  if (!row.operands)
+    row.operands = std::make_unique<Operands>(row.gemm, hash_name(row.name, 11), s.cublas, s.stream);
+  return *row.operands;
+}
 
 // A contender's median time and what ran (its parameters, or cuBLAS's algorithm).
 struct Measured {

@@ -50,18 +50,7 @@ struct Row {
   std::vector<TimedCandidate> candidates;
 };
 
-struct Shared {
-  const TunedOptions& options;
-  Cublas& cublas;
-  runtime::Stream& stream;
-  lower::SplitMode mode;
-};
-
-Operands& operands_of(Row& row, Shared& s) {
-  if (!row.operands)
-    row.operands = std::make_unique<Operands>(row.gemm, hash_name(row.name, 11), s.cublas, s.stream);
-  return *row.operands;
-}
+using Shared = ModeContext<TunedOptions>;
 
 // Times a kernel (checked against the reference first) and returns its TFLOP/s; 0 with `error` set
 // when it failed.
