@@ -66,6 +66,10 @@ std::vector<Problem> load_problems(const std::string& path, CompiledInProblems c
     std::int64_t a = parse_int(row[at], t, r, "at"), b = parse_int(row[bt], t, r, "bt");
     if (p.batch < 1 || p.m < 1 || p.n < 1 || p.k < 1 || (a != 0 && a != 1) || (b != 0 && b != 1))
       throw BenchError(fmt::format("{}:{}: batch and sizes must be positive, at/bt 0 or 1", t.path, t.line_numbers[r]));
+    if (p.batch != 1 && compiled_in == CompiledInProblems::paper)
+      throw BenchError(fmt::format("{}:{}: batch {}: this mode runs single GEMMs; time batched ones with "
+                                   "isaac-bench-gemm batched --problems",
+                                   t.path, t.line_numbers[r], p.batch));
     p.at = a == 1;
     p.bt = b == 1;
     out.push_back(p);

@@ -46,8 +46,9 @@ double minimal_bytes(const Problem& p, ir::DType dtype);
 enum class CompiledInProblems { paper, batched };
 
 // Parses a problems CSV (suite,m,n,k,at,bt and optionally batch, 1 where absent; '#' lines are
-// comments). An empty `path` means the list `compiled_in`. Throws BenchError naming the file and line of
-// a malformed row.
+// comments). An empty `path` means the list `compiled_in`, which also names what the mode runs: the
+// paper's modes run single GEMMs, so they refuse a batched row rather than run it as one GEMM. Throws
+// BenchError naming the file and line of a malformed or refused row.
 std::vector<Problem> load_problems(const std::string& path,
                                    CompiledInProblems compiled_in = CompiledInProblems::paper);
 

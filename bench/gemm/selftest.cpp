@@ -80,6 +80,18 @@ int selftest_main() {
   const ir::Gemm g = to_gemm(scores, ir::DType::f32);
   expect(g.batch == 128 && g.a_trans && !g.b_trans && g.stride_a == 512 * 64 && g.stride_c == 512 * 512,
          "its GEMM is batched, strided, TN");
+  const std::string batched_path =
+      (std::filesystem::temp_directory_path() / "isaac-bench-selftest-batched.csv").string();
+  write_file(batched_path, "suite,batch,m,n,k,at,bt\nHPC,8,64,64,64,0,0\n");
+  bool refused = false;
+  try {
+    load_problems(batched_path);
+  } catch (const BenchError& e) {
+    refused = std::string(e.what()).find(":2: batch 8: this mode runs single GEMMs") != std::string::npos;
+  }
+  expect(refused && load_problems(batched_path, CompiledInProblems::batched).front().batch == 8,
+         "the paper's modes refuse a batched row (it would run as one GEMM); batched takes it");
+  std::filesystem::remove(batched_path);
   auto dtypes = parse_dtypes("f32,fp16,double");
   expect(dtypes.size() == 3 && dtypes[1] == ir::DType::f16 && dtypes[2] == ir::DType::f64, "dtype names");
 
