@@ -134,8 +134,10 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
                        p.nl);
   if (p.st != 0 && (!p.tma || !p.db))
     return no<Explain>("ST={} sets the depth of a TMA pipeline: it needs TMA=1 and DB=1 (ST=0 otherwise)", p.st);
-  if (p.st != 0 && (p.st < gemm_min_deep_stages || p.st > gemm_max_stages))
-    return no<Explain>("ST={} must be 0 (four stages) or {} to {}", p.st, gemm_min_deep_stages, gemm_max_stages);
+  if (p.st != 0 && (p.st < 1 || (p.st > gemm_max_shallow_stages && p.st < gemm_min_deep_stages) ||
+                    p.st > gemm_max_stages))
+    return no<Explain>("ST={} must be 0 (four stages), 1 to {} (one buffer per K tile) or {} to {}", p.st,
+                       gemm_max_shallow_stages, gemm_min_deep_stages, gemm_max_stages);
   GemmLayout l(dtype, a_trans, b_trans, p);
   if (l.threads % 32) return no<Explain>("(ML/MS)x(NL/NS)xKL = {} threads is not a whole number of warps", l.threads);
   if (l.threads > device.max_threads_per_block)
@@ -205,6 +207,10 @@ Legality check_problem(const ir::Gemm& g, const GemmParams& p, const DeviceLimit
     return no<Explain>("TMA=1 reads the batches along a tensor map's third axis, which cannot repeat an operand: "
                        "batch strides of 0 need TMA=0");
   std::int64_t k_tiles = (g.k + p.u - 1) / p.u;
+  if (p.st != 0 && p.st <= gemm_max_shallow_stages && gemm_k_tiles_per_block(g, p) > p.st)
+    return no<Explain>("ST={} holds at most {} K tiles, all copied at once, and a block here reads {} (K={}, U={}, "
+                       "KG={}): use ST=0 or a deeper one",
+                       p.st, p.st, gemm_k_tiles_per_block(g, p), g.k, p.u, p.kg);
   if (p.kg > 1 && p.kg > k_tiles)
     return no<Explain>("KG={} splits K={} into more pieces than its {} tiles of U={}", p.kg, g.k, k_tiles, p.u);
   if (p.kg > 65535 || g.batch > 65535) return no<Explain>("KG and the batch count are limited to 65535 (grid y and z)");

@@ -996,6 +996,16 @@ void TiledKernelBuilder::main_loop_tma(Value* total) {
       if_then(b_.CreateAnd(b_.CreateICmpNE(t, c32(0)), b_.CreateICmpEQ(lane_, c32(0))),
               [&] { mbarrier_arrive(emptied(b_.CreateURem(b_.CreateAdd(t, c32(s - 1)), c32(s)))); });
     });
+  } else if (s <= gemm_max_shallow_stages) {
+    // ST=1 or 2: the block's tiles (at most s, legality says) each have their buffer: all are copied
+    // at once, and no buffer is refilled, so no stage waits for another warp.
+    if_then(leader, [&] {
+      for (int t = 0; t < s; ++t) if_then(b_.CreateICmpSLT(c32(t), total), [&] { copy(c32(t)); });
+    });
+    for_loop(total, [&](Value* t) {
+      wait_filled(t);
+      compute_stage(t);
+    });
   } else {
     const int ahead = s - 2;
     auto issue = [&](Value* tile) { if_then(b_.CreateAnd(leader, b_.CreateICmpSLT(tile, total)), [&] { copy(tile); }); };

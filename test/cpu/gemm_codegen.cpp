@@ -584,7 +584,9 @@ TEST_CASE("ST (the depth of a TMA pipeline) is written only where set, and needs
                  "ST=12 sets the depth of a TMA pipeline: it needs TMA=1 and DB=1");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "DB=0"), {}), "it needs TMA=1 and DB=1");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "ST=4"), {}),
-                 "ST=4 must be 0 (four stages) or 5 to 16");
+                 "ST=4 must be 0 (four stages), 1 to 2 (one buffer per K tile) or 5 to 16");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "ST=3"), {}), "1 to 2");
+  CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "ST=-1"), {}), "1 to 2");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "ST=17"), {}), "5 to 16");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "ST=16"), {}),
                  "bytes of shared memory exceed the device's 232448 per block");
@@ -629,6 +631,40 @@ TEST_CASE("fit_gemm_pipeline_depth deepens TMA pipelines whose grid fits on the 
     lower::fit_gemm_pipeline_depth(ir::dense_gemm(DType::f16, 640, 128, 2560, false, false), fitted);
     REQUIRE(fitted.st == p.st);
   }
+}
+
+// A block that reads one or two K tiles gets one buffer per tile (ST=1 or 2), whatever its grid; a run
+// with a longer K is refused, since the buffers would not hold its tiles.
+TEST_CASE("fit_gemm_pipeline_depth gives a block of one or two K tiles a buffer per tile") {
+  auto depth = [](const ir::Gemm& g, const char* text) {
+    GemmParams p = lower::parse_gemm_params(text);
+    lower::fit_gemm_pipeline_depth(g, p);
+    return p.st;
+  };
+  const char* tile = "ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1";
+  auto attention = [](std::int64_t k) { return ir::dense_gemm(DType::f16, 512, 512, k, true, false, 128); };
+  CHECK(depth(attention(64), tile) == 1);  // 2,048 blocks: many waves
+  CHECK(depth(attention(1), tile) == 1);
+  CHECK(depth(attention(0), tile) == 1);
+  CHECK(depth(attention(65), tile) == 2);
+  CHECK(depth(attention(128), tile) == 2);
+  CHECK(depth(attention(129), tile) == 0);  // three tiles: the ring of four stages
+  CHECK(depth(attention(512), "ML=128,NL=128,MS=8,NS=8,U=64,KG=4,VA=8,VB=8,TC=2,TMA=1") == 2);
+  CHECK(depth(attention(64), "ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,DB=0,TC=2,TMA=1") == 0);
+  CHECK(depth(attention(64), "ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2") == 0);
+
+  const GemmParams one = lower::parse_gemm_params(std::string(tile) + ",ST=1");
+  CHECK(lower::check_gemm(attention(64), one));
+  CHECK_REJECTED(lower::check_gemm(attention(72), one),
+                 "ST=1 holds at most 1 K tiles, all copied at once, and a block here reads 2 (K=72, U=64, KG=1)");
+  CHECK(lower::check_gemm(attention(128), with(one, "ST=2")));
+  CHECK_REJECTED(lower::check_gemm(attention(136), with(one, "ST=2")), "a block here reads 3");
+  // The ring's spare stages are gone: one 32 KB stage of A and B, under the f32 staging of C's tile
+  // (128 columns of 132 floats), where DB=0 keeps three stages and DB=1 four.
+  auto shared = [](const GemmParams& p) { return lower::gemm_shared_bytes(DType::f16, true, false, p); };
+  CHECK(shared(one) == 128 * 132 * 4 + 16);
+  CHECK(shared(with(one, "ST=0,DB=0")) == 3 * 32768 + 3 * 16);
+  CHECK(shared(with(one, "ST=0")) == 4 * 32768 + 4 * 16);
 }
 
 // The tensor maps the launch builds describe what the kernel copies: each operand as (contiguous

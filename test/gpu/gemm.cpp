@@ -208,6 +208,39 @@ std::vector<Case> make_deep_pipeline_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
+// TMA=1 with one buffer per K tile (ST=1 or 2, where a block reads at most two K tiles): K of 1, one
+// tile less a few, one tile and a little (two tiles, the last partial), two whole tiles, a split
+// whose blocks read one tile each, and a batch, in every layout: a random set of each depth the
+// space gives the shape.
+std::vector<Case> make_shallow_pipeline_cases(const lower::DeviceLimits& limits) {
+  std::vector<Case> cases;
+  if (limits.sm != 90) return cases;
+  std::mt19937_64 rng(92);
+  const Shape shapes[] = {{64, 64, 1, 1, 0}, {37, 53, 61, 1, 0}, {200, 264, 72, 1, 0}, {129, 65, 128, 3, 8}};
+  for (int layout = 0; layout < 4; ++layout)
+    for (const Shape& s : shapes) {
+      bool at = layout & 1, bt = layout & 2;
+      const ir::Gemm g = wgmma_problem(s, at, bt);
+      std::vector<std::vector<lower::GemmParams>> by_depth(lower::gemm_max_shallow_stages + 1);
+      for (const auto& p : lower::gemm_space(g, limits))
+        if (p.tma && p.kg == 1 && p.st != 0 && p.st <= lower::gemm_max_shallow_stages)
+          by_depth[std::size_t(p.st)].push_back(p);
+      REQUIRE_MESSAGE(by_depth[1].size() + by_depth[2].size() > 0, "no TMA=1 ST=1 or 2 parameters for " << ir::to_string(g));
+      for (const auto& shallow : by_depth) {
+        if (shallow.empty()) continue;
+        const lower::GemmParams p = shallow[std::uniform_int_distribution<size_t>(0, shallow.size() - 1)(rng)];
+        cases.push_back({g, 1.25, (p.st + layout) % 2 ? 0.0 : -0.75, p, lower::SplitMode::atomic});
+        lower::GemmParams split = p;
+        split.kg = 2;
+        lower::fit_gemm_pipeline_depth(g, split, limits);
+        if (lower::check_gemm(g, split, limits))
+          for (auto mode : {lower::SplitMode::atomic, lower::SplitMode::deterministic})
+            cases.push_back({g, -0.5, 0.5, split, mode});
+      }
+    }
+  return cases;
+}
+
 // KG that are not powers of two: K's tiles spread evenly over 3, 5, 6 or 7 blocks, or over as many
 // blocks as there are tiles (one each), K ending in a partial tile, in both modes, for FMA, TC=1
 // and (on sm_90) TC=2 with TMA sets, in every layout.
@@ -479,6 +512,19 @@ TEST_CASE("GEMM TC=2 TMA=1 ST: deeper TMA pipelines match the float64 reference 
   std::set<int> depths;
   for (const Case& c : cases) depths.insert(c.params.st);
   CHECK(depths == std::set<int>{5, 8, 13, 16});
+  compile_and_check(cases);
+}
+
+TEST_CASE("GEMM TC=2 TMA=1 ST=1 and 2: one buffer per K tile matches the float64 reference") {
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm != 90) {
+    MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
+    return;
+  }
+  const auto cases = make_shallow_pipeline_cases(limits);
+  std::set<int> depths;
+  for (const Case& c : cases) depths.insert(c.params.st);
+  CHECK(depths == std::set<int>{1, 2});
   compile_and_check(cases);
 }
 

@@ -39,7 +39,9 @@ struct GemmParams {
   int tma = 0;
   // ST (TMA=1, DB=1): the stages of the pipeline, 5 to 16 (0: four). A deeper pipeline keeps more
   // copies in flight; its shared memory leaves fewer blocks per SM, so it pays where the grid is one
-  // wave anyway (fit_gemm_pipeline_depth, docs/tensor-cores.md). Written in the text form only when set.
+  // wave anyway (fit_gemm_pipeline_depth, docs/tensor-cores.md). ST=1 or 2 is no ring but one buffer
+  // per K tile, all copied at once: only for a block that reads at most ST tiles. Written in the text
+  // form only when set.
   int st = 0;
 
   int threads() const { return (ml / ms) * (nl / ns) * kl; }
@@ -156,8 +158,13 @@ void fit_gemm_load_layouts(bool a_trans, bool b_trans, GemmParams& p);
 // the rest of the SM's 256 KB of L1 and shared memory as cache, as in that experiment.
 inline constexpr int gemm_min_deep_stages = 5, gemm_max_stages = 16;
 inline constexpr int gemm_deep_pipeline_bytes = 200 * 1024;
-// Sets ST for a TMA=1 DB=1 set whose grid (tiles x KG x batch) fits on the device's SMs one block
-// each: the most stages, up to gemm_max_stages and the K tiles a block reads, whose shared memory
+// A block that reads one or two K tiles (attention's QK^T: K = 64 or 128) has nothing to pipeline:
+// ST = its tiles, copied before the first wgmma, leaves the shared memory of the ring's spare stages
+// to other blocks.
+inline constexpr int gemm_max_shallow_stages = 2;
+// Sets ST for a TMA=1 DB=1 set: where a block reads at most gemm_max_shallow_stages K tiles, that
+// many (at least 1); else, where the grid (tiles x KG x batch) fits on the device's SMs one block
+// each, the most stages, up to gemm_max_stages and the K tiles a block reads, whose shared memory
 // fits in gemm_deep_pipeline_bytes and the device's limit. Every other set gets ST=0. The searches,
 // the sweeps and the samplers apply it to every set they draw, after its split: the model does not
 // see ST, which follows from the other parameters, the problem and the device.

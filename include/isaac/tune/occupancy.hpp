@@ -43,7 +43,8 @@ inline constexpr int wgmma_tma_registers = 26, wgmma_copy_registers = 50;
 // The blocks of a GEMM set an SM holds. The registers are the legality estimate's, but for wgmma
 // (TC=2) sets that copy with TMA: their accumulators and wgmma_tma_registers. A TMA set counts a
 // producer warp. Shared memory is that of the set unsplit (KG = 1), in the standard
-// pipeline: the deeper one (ST) is only chosen where the grid fits on the SMs one block each
+// pipeline or, where that set reads at most two K tiles, with one buffer per tile (ST=1 or 2): the
+// deeper pipeline is only chosen where the grid fits on the SMs one block each
 // (lower::fit_gemm_pipeline_depth), and a split changed no f16 set's count in four spaces of 84,163
 // base sets, where it only ever frees the staging of the stores. So the count is one per base set,
 // which keeps the model search's per-base first layer (tune/search.hpp).
