@@ -4,6 +4,7 @@
 //   isaac-bench-gemm [run]  [options] [-- GB flags]   winners vs cuBLAS (Google Benchmark); writes h100-gemm.csv
 //   isaac-bench-gemm tuned  [options] [-- GB flags]   the tuner (model top-1, top-k) against the winners and cuBLAS
 //   isaac-bench-gemm batched [options] [-- GB flags]  the tuner on batched GEMMs against cuBLAS's batched GEMM
+//   isaac-bench-gemm sets M N K --params P... [-- GB flags]  parameter sets you name on one GEMM against cuBLAS
 //   isaac-bench-gemm searches [options] [-- GB flags] model, annealing, autotune and brute force compared
 //   isaac-bench-gemm program [options]                the problems through isaac::compile, with the caches' counts
 //   isaac-bench-gemm bounds [options] [-- GB flags]   what bounds checks cost (f32 NT, aligned vs +1)
@@ -11,8 +12,8 @@
 //   isaac-bench-gemm ranking [options] [-- GB flags]  the model's pass over each problem's legal space (no GPU needed)
 //   isaac-bench-gemm selftest                         checks of the CPU-side pieces (no GPU needed)
 //
-// Without a CUDA driver or device, the modes that time kernels (sweep, run, tuned, batched, searches, program,
-// bounds) print why and exit 77 (sweep --dry-run needs none).
+// Without a CUDA driver or device, the modes that time kernels (sweep, run, tuned, batched, sets, searches,
+// program, bounds) print why and exit 77 (sweep --dry-run needs none).
 #include "modes.hpp"
 #include "problems.hpp"
 
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
     }
   }
   // `run` is the default subcommand.
-  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "batched", "searches", "program", "bounds", "emission", "ranking", "selftest"};
+  static const std::vector<std::string> subcommands = {"sweep", "run", "tuned", "batched", "sets", "searches", "program", "bounds", "emission", "ranking", "selftest"};
   bool has_subcommand = false;
   for (const auto& a : ours)
     if (std::find(subcommands.begin(), subcommands.end(), a) != subcommands.end()) has_subcommand = true;
@@ -80,7 +81,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{
       "isaac-bench-gemm: isaac's GEMM template against cuBLAS/cuBLASLt on the ISAAC paper's problems.\n"
-      "Google Benchmark flags (run, tuned, batched, searches, bounds, emission, ranking) go after '--'."};
+      "Google Benchmark flags (run, tuned, batched, sets, searches, bounds, emission, ranking) go after '--'."};
   app.require_subcommand(1, 1);
 
   SweepOptions so;
@@ -163,6 +164,20 @@ int main(int argc, char** argv) {
   batched->add_option("--lt-algorithms", ba.lt_algorithms, "cuBLASLt heuristic algorithms to time")->capture_default_str();
   batched->add_option("--split-mode", ba.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
 
+  SetsOptions st;
+  std::vector<std::int64_t> st_sizes;
+  auto* sets = app.add_subcommand("sets", "parameter sets you name on one GEMM (batched or not) against cuBLAS; writes a CSV");
+  sets->add_option("sizes", st_sizes, "M N K")->required()->expected(3);
+  sets->add_option("--layout", st.layout, "NN, NT, TN or TT (BLAS column-major)")->capture_default_str();
+  sets->add_option("--dtype", st.dtype, "f16, f32 or f64")->capture_default_str();
+  sets->add_option("--batch", st.batch, "how many GEMMs of these sizes, one grid")->capture_default_str();
+  sets->add_option("--params", st.params, "a parameter set, e.g. ML=64,NL=128,...,TC=2,TMA=1,ST=1 (repeatable)")
+      ->required();
+  sets->add_option("--csv", st.csv, "results CSV")->capture_default_str();
+  sets->add_option("--repeats", st.repeats, "timed runs per benchmark (median)")->capture_default_str();
+  sets->add_option("--lt-algorithms", st.lt_algorithms, "cuBLASLt heuristic algorithms to time")->capture_default_str();
+  sets->add_option("--split-mode", st.split_mode, "KG>1 reduction: atomic or deterministic")->capture_default_str();
+
   SearchesOptions se;
   auto* searches = app.add_subcommand(
       "searches", "model + top-k, pruning + annealing, runtime autotune and brute force: quality and tuning cost");
@@ -220,13 +235,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (!gb.empty() && !(run->parsed() || tuned->parsed() || batched->parsed() || searches->parsed() || bounds->parsed() || emission->parsed() || ranking->parsed())) {
+  if (!gb.empty() && !(run->parsed() || tuned->parsed() || batched->parsed() || sets->parsed() || searches->parsed() || bounds->parsed() || emission->parsed() || ranking->parsed())) {
     fmt::print(stderr,
-               "isaac-bench-gemm: only run, tuned, batched, searches, bounds, emission and ranking take Google Benchmark flags (after '--')\n");
+               "isaac-bench-gemm: only run, tuned, batched, sets, searches, bounds, emission and ranking take Google Benchmark flags (after '--')\n");
     return exit_failed;
   }
 
-  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : batched->parsed() ? "batched" : searches->parsed() ? "searches" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : emission->parsed() ? "emission" : ranking->parsed() ? "ranking" : "selftest";
+  const char* mode = run->parsed() ? "run" : tuned->parsed() ? "tuned" : batched->parsed() ? "batched" : sets->parsed() ? "sets" : searches->parsed() ? "searches" : program->parsed() ? "program" : sweep->parsed() ? "sweep" : bounds->parsed() ? "bounds" : emission->parsed() ? "emission" : ranking->parsed() ? "ranking" : "selftest";
   try {
     if (selftest->parsed()) return selftest_main();
     if (emission->parsed()) {
@@ -248,6 +263,11 @@ int main(int argc, char** argv) {
     if (batched->parsed()) {
       ba.benchmark_args = gb;
       return batched_main(ba);
+    }
+    if (sets->parsed()) {
+      st.m = st_sizes[0], st.n = st_sizes[1], st.k = st_sizes[2];
+      st.benchmark_args = gb;
+      return sets_main(st);
     }
     if (searches->parsed()) {
       se.benchmark_args = gb;

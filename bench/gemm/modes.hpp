@@ -88,6 +88,20 @@ struct BatchedOptions {
 
 int batched_main(const BatchedOptions& options);
 
+struct SetsOptions {
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  std::string layout = "NN";
+  std::string dtype = "f32";
+  std::vector<std::string> params;  // the sets to time, as text
+  std::string csv = "bench/results/gemm-sets.csv";
+  int repeats = 30;
+  int lt_algorithms = 8;
+  std::string split_mode = "atomic";
+  std::vector<std::string> benchmark_args;
+};
+
+int sets_main(const SetsOptions& options);
+
 struct SearchesOptions {
   std::string winners = "bench/results/gemm-sweep-winners-acc32.csv";
   std::string csv = "bench/results/h100-gemm-searches.csv";
