@@ -81,6 +81,8 @@ class GemmEmitter : public TiledKernelBuilder {
   void epilogue() override;
   void recompute_nan_cells() override;
   void staged_epilogue(Value* m0, Value* n0);
+  void staged_epilogue_cells(Value* m0, Value* n0);
+  void staged_epilogue_matrices(Value* m0, Value* n0);
   // The address of C's element (m, n) in this block's batch.
   Value* c_ptr(Value* m, Value* n);
   // Whether C's address, M and ldc allow accessing `width` consecutive rows of a column at once.
@@ -342,7 +344,89 @@ Value* GemmEmitter::c_rows_aligned(int width) {
 // stores, 16 contiguous bytes per warp and column). They go through shared memory instead:
 // written in C's layout, then read back as runs of 16 bytes along M, so that each thread writes whole
 // 16-byte vectors of C (elementwise where M, ldc or C's address do not allow vectors).
+// On sm_90, f32 accumulators with beta = 0 are staged as f16 by stmatrix (staged_epilogue_matrices):
+// the staging is what kept the SM's L1 busiest on short-K problems (82% against 32% of DRAM on f16
+// attention QK^T, Nsight Compute), and this moves half the bytes in an eighth of the store
+// instructions. beta != 0 keeps f32, so that alpha AB + beta C is rounded once.
 void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
+  if (sm_ >= 90 && p_.acc32 && l_.elem == 2) {
+    if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { staged_epilogue_matrices(m0, n0); },
+            [&] { staged_epilogue_cells(m0, n0); });
+    return;
+  }
+  staged_epilogue_cells(m0, n0);
+}
+
+// Each 8 x 8 block of a warp's accumulators (cells (i, 2 jj) and (i, 2 jj + 1) of its lanes, as
+// mma.sync's m16n8 fragments and wgmma's place them) is one matrix of stmatrix: .trans stores its
+// columns as 16-byte rows, i.e. in C's column-major layout. Lanes 8 k to 8 k + 7 address the rows of
+// the k-th of an instruction's four matrices. Columns are ML + 8 elements apart: a matrix's 8 rows fall on distinct
+// banks.
+void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
+  const int pitch = p_.ml + 8;
+  barrier();  // every warp is done with the pipeline's buffers
+  std::vector<std::pair<int, int>> matrices;  // (cell row i, column pair jj)
+  for (int i = 0; i < cell_rows(); ++i)
+    for (int jj = 0; jj < cell_columns() / 2; ++jj) matrices.emplace_back(i, jj);
+  Value* smem = b_.CreatePtrToInt(smem_, i32_);
+  Value* which = b_.CreateUDiv(lane_, c32(8));
+  Value* row_in_matrix = b_.CreateURem(lane_, c32(8));
+  auto* pair_type = vec(b_.getHalfTy(), 2);
+  // f16 TC=1 has MS even and NS a multiple of 4, TC=2 MS of 8 or 16: whole groups of four.
+  if (matrices.size() % 4) throw Error("internal error: the staged stores' matrices do not come in fours");
+  for (std::size_t first = 0; first < matrices.size(); first += 4) {
+    std::vector<Value*> registers;
+    Value* row0 = nullptr;
+    Value* column0 = nullptr;
+    for (std::size_t k = 0; k < 4; ++k) {
+      auto [i, jj] = matrices[first + k];
+      Value* pair = llvm::PoisonValue::get(pair_type);
+      for (int e = 0; e < 2; ++e) {
+        Value* acc = b_.CreateLoad(acc_, acc_cells_[i * cell_columns() + 2 * jj + e]);
+        pair = b_.CreateInsertElement(pair, b_.CreateFPTrunc(b_.CreateFMul(alpha_, acc), b_.getHalfTy()), e);
+      }
+      registers.push_back(b_.CreateBitCast(pair, i32_));
+      // The matrix's first row and column: this lane's cell less its place in the fragment.
+      Value* row = b_.CreateSub(cell_row(i), group_);
+      Value* column = b_.CreateSub(cell_column(2 * jj), b_.CreateMul(quad_, c32(2)));
+      Value* mine = b_.CreateICmpEQ(which, c32(int(k)));
+      row0 = row0 ? b_.CreateSelect(mine, row, row0) : row;
+      column0 = column0 ? b_.CreateSelect(mine, column, column0) : column;
+    }
+    Value* element = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(column0, row_in_matrix), c32(pitch)), row0);
+    Value* address = b_.CreateAdd(smem, b_.CreateMul(element, c32(2)));
+    registers.insert(registers.begin(), address);
+    ptx_statement("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", registers);
+  }
+  barrier();
+
+  const int width = 8;  // f16 elements of C per 16-byte vector
+  const int per_column = p_.ml / width, vectors = per_column * p_.nl;
+  Value* aligned = c_rows_aligned(width);
+  for (int first = 0; first < vectors; first += l_.threads) {
+    Value* v = b_.CreateAdd(tid_, c32(first));
+    Value* column = b_.CreateUDiv(v, c32(per_column));
+    Value* row = b_.CreateMul(b_.CreateURem(v, c32(per_column)), c32(width));
+    Value* staged = b_.CreateAlignedLoad(vec(elem_, width), gep(elem_, smem_, b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row)),
+                                         llvm::Align(16));
+    std::vector<Value*> values;
+    for (int e = 0; e < width; ++e) values.push_back(b_.CreateExtractElement(staged, c32(e)));
+    Value* m = b_.CreateAdd(m0, row);
+    Value* n = b_.CreateAdd(n0, column);
+    Value* in_tile = vectors % l_.threads ? b_.CreateICmpULT(v, c32(vectors)) : b_.getTrue();
+    Value* column_inside = b_.CreateAnd(in_tile, b_.CreateICmpSLT(n, N_));
+    if_else(
+        aligned, [&] { predicated_vector_store(c_ptr(m, n), values, b_.CreateAnd(column_inside, b_.CreateICmpSLT(m, M_))); },
+        [&] {
+          for (int e = 0; e < width; ++e) {
+            Value* me = b_.CreateAdd(m, c32(e));
+            predicated("st", c_ptr(me, n), values[std::size_t(e)], b_.CreateAnd(column_inside, b_.CreateICmpSLT(me, M_)));
+          }
+        });
+  }
+}
+
+void GemmEmitter::staged_epilogue_cells(Value* m0, Value* n0) {
   const int pitch = l_.staging_pitch(p_);
   barrier();  // every warp is done with the pipeline's buffers
   for (int j = 0; j < cell_columns(); ++j)

@@ -633,6 +633,31 @@ TEST_CASE("fit_gemm_pipeline_depth deepens TMA pipelines whose grid fits on the 
   }
 }
 
+// f16 with f32 accumulators and plain stores stages C's tile through shared memory; on sm_90, where
+// beta = 0, as f16 written by stmatrix.trans, four 8 x 8 matrices per instruction (MS x NS / 2 matrices
+// per thread, cells in pairs). Not on sm_80 (no stmatrix), nor without tensor cores, nor with a split.
+TEST_CASE("f16 staged stores on sm_90 write the tile with stmatrix where beta = 0") {
+  auto ptx_of = [](const char* params, int sm, DType dtype = DType::f16) {
+    const auto g = ir::dense_gemm(dtype, 512, 512, 64, true, false);
+    GemmParams p = lower::parse_gemm_params(params);
+    lower::fit_gemm_load_layouts(g.a_trans, g.b_trans, p);
+    return lower::emit_gemm(g, p, lower::Target{sm, sm == 90}).ptx;
+  };
+  const char* wgmma = "ML=64,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,DB=1,TC=2,TMA=1,ST=1";  // 32 matrices per thread
+  const std::string ptx = ptx_of(wgmma, 90);
+  CHECK(count(ptx, "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 8);
+  CHECK(count(ptx, "stmatrix") == 8);
+  // The fewest: MS = 8, NS = 1 on wgmma, (MS / 4) x (4 NS / 2) = 4 matrices.
+  CHECK(count(ptx_of("ML=64,NL=16,MS=8,NS=1,U=64,VA=8,VB=8,DB=1,TC=2,TMA=1,ST=1", 90),
+              "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 1);
+  const char* mma = "ML=64,NL=32,MS=2,NS=8,U=32,VA=8,VB=8,DB=1,TC=1";  // 2 x 4 matrices
+  CHECK(count(ptx_of(mma, 90), "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 2);
+  CHECK(count(ptx_of(mma, 80), "stmatrix") == 0);
+  CHECK(count(ptx_of("ML=64,NL=32,MS=4,NS=4,U=32,VA=8,VB=8,DB=1,TC=0,ACC=16", 90), "stmatrix") == 0);
+  CHECK(count(ptx_of("ML=64,NL=128,MS=8,NS=8,U=32,KG=2,VA=8,VB=8,DB=1,TC=2,TMA=1,ST=1", 90), "stmatrix") == 0);
+  CHECK(count(ptx_of("ML=64,NL=32,MS=2,NS=8,U=32,VA=4,VB=4,DB=1,TC=1", 90, DType::f32), "stmatrix") == 0);
+}
+
 // A block that reads one or two K tiles gets one buffer per tile (ST=1 or 2), whatever its grid; a run
 // with a longer K is refused, since the buffers would not hold its tiles.
 TEST_CASE("fit_gemm_pipeline_depth gives a block of one or two K tiles a buffer per tile") {
@@ -766,8 +791,9 @@ TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-const
         CHECK(count(ptx, "mbarrier.arrive.expect_tx") == 1);
         CHECK(count(ptx, "mbarrier.arrive.shared::cta.b64") == 1);  // a consumer warp empties a buffer
         CHECK(count(ptx, "mbarrier.try_wait.parity") >= 2);         // filled (consumers), emptied (producer)
-        // The staged stores (KG = 1) meet at a barrier of the consumers alone.
-        CHECK(count(ptx, fmt::format("barrier.sync \t1, {};", p.threads())) == (p.kg == 1 ? 2 : 0));
+        // The staged stores (KG = 1) meet at barriers of the consumers alone: two in each of the beta = 0
+        // (stmatrix) and beta != 0 paths.
+        CHECK(count(ptx, fmt::format("barrier.sync \t1, {};", p.threads())) == (p.kg == 1 ? 4 : 0));
       } else {
         // Issued in the prologue (S - 2 stages, unrolled) and once in the loop.
         CHECK(count(ptx, "cp.async.bulk.tensor.3d") == per_stage * (stages - 1));
