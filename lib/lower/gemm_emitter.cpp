@@ -83,6 +83,11 @@ class GemmEmitter : public TiledKernelBuilder {
   void staged_epilogue(Value* m0, Value* n0);
   void staged_epilogue_cells(Value* m0, Value* n0);
   void staged_epilogue_matrices(Value* m0, Value* n0);
+  // Reads the staged tile (columns `pitch` elements of `type` apart) back as runs of 16 bytes of C
+  // down a column, one per thread and pass; `store` gets the run, its first row and column in C, and
+  // whether that column lies in C (and the run in the tile).
+  void for_each_staged_run(Value* m0, Value* n0, int pitch, llvm::Type* type,
+                           const std::function<void(Value* run, Value* m, Value* n, Value* column_inside)>& store);
   // The address of C's element (m, n) in this block's batch.
   Value* c_ptr(Value* m, Value* n);
   // Whether C's address, M and ldc allow accessing `width` consecutive rows of a column at once.
@@ -401,20 +406,10 @@ void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
   barrier();
 
   const int width = 8;  // f16 elements of C per 16-byte vector
-  const int per_column = p_.ml / width, vectors = per_column * p_.nl;
   Value* aligned = c_rows_aligned(width);
-  for (int first = 0; first < vectors; first += l_.threads) {
-    Value* v = b_.CreateAdd(tid_, c32(first));
-    Value* column = b_.CreateUDiv(v, c32(per_column));
-    Value* row = b_.CreateMul(b_.CreateURem(v, c32(per_column)), c32(width));
-    Value* staged = b_.CreateAlignedLoad(vec(elem_, width), gep(elem_, smem_, b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row)),
-                                         llvm::Align(16));
+  for_each_staged_run(m0, n0, pitch, elem_, [&](Value* staged, Value* m, Value* n, Value* column_inside) {
     std::vector<Value*> values;
     for (int e = 0; e < width; ++e) values.push_back(b_.CreateExtractElement(staged, c32(e)));
-    Value* m = b_.CreateAdd(m0, row);
-    Value* n = b_.CreateAdd(n0, column);
-    Value* in_tile = vectors % l_.threads ? b_.CreateICmpULT(v, c32(vectors)) : b_.getTrue();
-    Value* column_inside = b_.CreateAnd(in_tile, b_.CreateICmpSLT(n, N_));
     if_else(
         aligned, [&] { predicated_vector_store(c_ptr(m, n), values, b_.CreateAnd(column_inside, b_.CreateICmpSLT(m, M_))); },
         [&] {
@@ -423,6 +418,23 @@ void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
             predicated("st", c_ptr(me, n), values[std::size_t(e)], b_.CreateAnd(column_inside, b_.CreateICmpSLT(me, M_)));
           }
         });
+  });
+}
+
+void GemmEmitter::for_each_staged_run(Value* m0, Value* n0, int pitch, llvm::Type* type,
+                                      const std::function<void(Value*, Value*, Value*, Value*)>& store) {
+  const int width = 16 / l_.elem;
+  const int per_column = p_.ml / width, vectors = per_column * p_.nl;
+  for (int first = 0; first < vectors; first += l_.threads) {
+    Value* v = b_.CreateAdd(tid_, c32(first));
+    Value* column = b_.CreateUDiv(v, c32(per_column));
+    Value* row = b_.CreateMul(b_.CreateURem(v, c32(per_column)), c32(width));
+    Value* staged = b_.CreateAlignedLoad(vec(type, width), gep(type, smem_, b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row)),
+                                         llvm::Align(16));
+    Value* m = b_.CreateAdd(m0, row);
+    Value* n = b_.CreateAdd(n0, column);
+    Value* in_tile = vectors % l_.threads ? b_.CreateICmpULT(v, c32(vectors)) : b_.getTrue();
+    store(staged, m, n, b_.CreateAnd(in_tile, b_.CreateICmpSLT(n, N_)));
   }
 }
 
@@ -438,20 +450,10 @@ void GemmEmitter::staged_epilogue_cells(Value* m0, Value* n0) {
   barrier();
 
   const int width = 16 / l_.elem;  // elements of C per vector
-  const int per_column = p_.ml / width, vectors = per_column * p_.nl;
   llvm::Type* c_vector = vec(elem_, width);
   Value* aligned = c_rows_aligned(width);
   Value* read_c = b_.CreateFCmpUNE(beta_, llvm::ConstantFP::get(scalar_, 0.0));
-  for (int first = 0; first < vectors; first += l_.threads) {
-    Value* v = b_.CreateAdd(tid_, c32(first));
-    Value* column = b_.CreateUDiv(v, c32(per_column));
-    Value* row = b_.CreateMul(b_.CreateURem(v, c32(per_column)), c32(width));
-    Value* staged = b_.CreateAlignedLoad(vec(acc_, width), gep(acc_, smem_, b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row)),
-                                         llvm::Align(16));
-    Value* m = b_.CreateAdd(m0, row);
-    Value* n = b_.CreateAdd(n0, column);
-    Value* in_tile = vectors % l_.threads ? b_.CreateICmpULT(v, c32(vectors)) : b_.getTrue();
-    Value* column_inside = b_.CreateAnd(in_tile, b_.CreateICmpSLT(n, N_));
+  for_each_staged_run(m0, n0, pitch, acc_, [&](Value* staged, Value* m, Value* n, Value* column_inside) {
     // beta != 0: C's old values, read where they exist (clamped addresses elsewhere).
     auto result = [&](int e, Value* old) {
       Value* value = to_scalar(b_.CreateExtractElement(staged, c32(e)));
@@ -482,7 +484,7 @@ void GemmEmitter::staged_epilogue_cells(Value* m0, Value* n0) {
     // beta = 0 must not read C: it may hold NaNs, and BLAS semantics say C is then write-only.
     if_else(aligned, [&] { if_else(read_c, [&] { vector_store(true); }, [&] { vector_store(false); }); },
             [&] { if_else(read_c, [&] { element_stores(true); }, [&] { element_stores(false); }); });
-  }
+  });
 }
 
 void GemmEmitter::emit_main() {
