@@ -365,8 +365,8 @@ void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
 // Each 8 x 8 block of a warp's accumulators (cells (i, 2 jj) and (i, 2 jj + 1) of its lanes, as
 // mma.sync's m16n8 fragments and wgmma's place them) is one matrix of stmatrix: .trans stores its
 // columns as 16-byte rows, i.e. in C's column-major layout. Lanes 8 k to 8 k + 7 address the rows of
-// the k-th of an instruction's four matrices. Columns are ML + 8 elements apart: a matrix's 8 rows fall on distinct
-// banks.
+// the k-th of an instruction's four matrices. Columns are ML + 8 elements apart: a matrix's 8 rows
+// fall on distinct banks.
 void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
   const int pitch = p_.ml + 8;
   barrier();  // every warp is done with the pipeline's buffers
