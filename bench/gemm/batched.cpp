@@ -90,12 +90,8 @@ int batched_main(const BatchedOptions& o) {
   if (!init_google_benchmark(o.benchmark_args)) return exit_failed;
   const auto dtypes = parse_dtypes(o.dtypes);
   const auto problems = load_problems(o.problems, CompiledInProblems::batched);
-  runtime::use_device(0);
-  const runtime::DeviceInfo info = runtime::device_info(0);
-  const lower::DeviceLimits limits = device_limits(info);
-  runtime::Stream stream;
-  Cublas cublas_handle;
-  const lower::SplitMode mode = parse_split_mode(o.split_mode);
+  TimingSession session(o.split_mode);
+  auto& [info, limits, stream, cublas_handle, mode] = session;
   fmt::print("batched on {} (sm_{}, {} SMs), driver {}, {}; top-k = {}\n", info.name, info.compute_capability(),
              info.sm_count, runtime::driver_version(), cublas_handle.version(), o.top_k);
 

@@ -3,6 +3,7 @@
 #include "compile_pool.hpp"
 #include "problems.hpp"
 
+#include <isaac/gemm.hpp>
 #include <isaac/tune/models.hpp>
 
 #include <fmt/format.h>
@@ -11,6 +12,18 @@
 #include <cmath>
 
 namespace isaac::bench {
+
+namespace {
+
+runtime::DeviceInfo open_device() {
+  runtime::use_device(0);
+  return runtime::device_info(0);
+}
+
+}  // namespace
+
+TimingSession::TimingSession(const std::string& split_mode)
+    : info(open_device()), limits(device_limits(info)), mode(parse_split_mode(split_mode)) {}
 
 std::string TunerChoices::summary() const {
   return fmt::format("{} in {:.2f} s (search: {} legal sets, enumerated in {:.1f} ms, model over all of them {:.1f} ms)",

@@ -36,6 +36,17 @@ struct TunerChoices {
 TunerChoices tuner_choices(const ir::Gemm& g, const runtime::DeviceInfo& info, const lower::DeviceLimits& limits,
                            int top_k, lower::SplitMode mode);
 
+// What the modes that time kernels against cuBLAS open first: device 0 (its description and the limits
+// that legality takes), a stream, cuBLAS and the KG > 1 split mode.
+struct TimingSession {
+  explicit TimingSession(const std::string& split_mode);
+  runtime::DeviceInfo info;
+  lower::DeviceLimits limits;
+  runtime::Stream stream;
+  Cublas cublas;
+  lower::SplitMode mode;
+};
+
 // What every contender's benchmark of a mode uses: its options, cuBLAS, the stream and the split mode.
 template <class Options>
 struct ModeContext {

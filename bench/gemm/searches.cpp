@@ -62,12 +62,8 @@ int searches_main(const SearchesOptions& o) {
     throw BenchError("--repeats, --top-k and --anneal-budget must be at least 1");
   if (!init_google_benchmark(o.benchmark_args)) return exit_failed;
   const auto dtypes = parse_dtypes(o.dtypes);
-  runtime::use_device(0);
-  const runtime::DeviceInfo info = runtime::device_info(0);
-  const lower::DeviceLimits limits = device_limits(info);
-  runtime::Stream stream;
-  Cublas cublas;
-  const lower::SplitMode mode = parse_split_mode(o.split_mode);
+  TimingSession session(o.split_mode);
+  auto& [info, limits, stream, cublas, mode] = session;
   fmt::print("searches on {} (sm_{}, {} SMs), driver {}; model top-{}, annealing budget {}, autotune top-{}\n",
              info.name, info.compute_capability(), info.sm_count, runtime::driver_version(), o.top_k,
              o.anneal_budget, o.top_k);

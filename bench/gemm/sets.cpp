@@ -51,12 +51,8 @@ int sets_main(const SetsOptions& o) {
   const ir::DType dtype = ir::parse_dtype(o.dtype);
   const ir::Gemm gemm = to_gemm(problem, dtype);
   const std::string name = problem_name(dtype, problem);
-  runtime::use_device(0);
-  const runtime::DeviceInfo info = runtime::device_info(0);
-  const lower::DeviceLimits limits = device_limits(info);
-  runtime::Stream stream;
-  Cublas cublas_handle;
-  const lower::SplitMode mode = parse_split_mode(o.split_mode);
+  TimingSession session(o.split_mode);
+  auto& [info, limits, stream, cublas_handle, mode] = session;
   fmt::print("sets on {} (sm_{}, {} SMs), driver {}, {}: {}\n", info.name, info.compute_capability(), info.sm_count,
              runtime::driver_version(), cublas_handle.version(), ir::to_string(gemm));
 

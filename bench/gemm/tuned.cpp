@@ -79,12 +79,8 @@ int tuned_main(const TunedOptions& o) {
   if (o.repeats < 1 || o.top_k < 1) throw BenchError("--repeats and --top-k must be at least 1");
   if (!init_google_benchmark(o.benchmark_args)) return exit_failed;
   const auto dtypes = parse_dtypes(o.dtypes);
-  runtime::use_device(0);
-  const runtime::DeviceInfo info = runtime::device_info(0);
-  const lower::DeviceLimits limits = device_limits(info);
-  runtime::Stream stream;
-  Cublas cublas_handle;
-  const lower::SplitMode mode = parse_split_mode(o.split_mode);
+  TimingSession session(o.split_mode);
+  auto& [info, limits, stream, cublas_handle, mode] = session;
   fmt::print("tuned on {} (sm_{}, {} SMs), driver {}, {}; top-k = {}\n", info.name, info.compute_capability(),
              info.sm_count, runtime::driver_version(), cublas_handle.version(), o.top_k);
 

@@ -72,15 +72,17 @@ bool gemm_grid_fits_at_once(const ir::Gemm& problem, const GemmParams& p, const 
   return gemm_grid_blocks(problem, p) <= device.sm_count;
 }
 
-void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const DeviceLimits& device) {
-  p.st = 0;
-  if (!p.tma || !p.db) return;
+int gemm_shallow_stages(const ir::Gemm& problem, const GemmParams& p) {
+  if (!p.tma || !p.db) return 0;
   const std::int64_t k_tiles = gemm_k_tiles_per_block(problem, p);
-  if (k_tiles <= gemm_max_shallow_stages) {
-    p.st = int(std::max<std::int64_t>(k_tiles, 1));
-    return;
-  }
+  return k_tiles <= gemm_max_shallow_stages ? int(std::max<std::int64_t>(k_tiles, 1)) : 0;
+}
+
+void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const DeviceLimits& device) {
+  p.st = gemm_shallow_stages(problem, p);
+  if (p.st || !p.tma || !p.db) return;
   if (!gemm_grid_fits_at_once(problem, p, device)) return;
+  const std::int64_t k_tiles = gemm_k_tiles_per_block(problem, p);
   for (int st = int(std::min<std::int64_t>(gemm_max_stages, k_tiles)); st >= gemm_min_deep_stages; --st) {
     p.st = st;
     if (gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, p) <=

@@ -59,8 +59,7 @@ double wave_fill(double blocks, int resident, const Multiprocessors& sms) {
 int gemm_resident_blocks(const ir::Gemm& problem, const lower::GemmParams& params, const Multiprocessors& sms) {
   lower::GemmParams p = params;
   p.kg = 1;
-  const std::int64_t k_tiles = (problem.k + std::max(p.u, 1) - 1) / std::max(p.u, 1);
-  p.st = p.tma && p.db && k_tiles <= lower::gemm_max_shallow_stages ? int(std::max<std::int64_t>(k_tiles, 1)) : 0;
+  p.st = lower::gemm_shallow_stages(problem, p);
   const int threads = p.threads() + (p.tma ? 32 : 0);
   const int registers = p.tc == 2 && p.tma
                             ? p.ml * p.nl / std::max(p.threads(), 1) / (p.acc32 ? 1 : 2) + wgmma_tma_registers

@@ -162,6 +162,9 @@ inline constexpr int gemm_deep_pipeline_bytes = 200 * 1024;
 // ST = its tiles, copied before the first wgmma, leaves the shared memory of the ring's spare stages
 // to other blocks.
 inline constexpr int gemm_max_shallow_stages = 2;
+// That depth for a TMA=1 DB=1 set whose block reads at most gemm_max_shallow_stages K tiles (at
+// least 1); 0 for every other set.
+int gemm_shallow_stages(const ir::Gemm& problem, const GemmParams& p);
 // Sets ST for a TMA=1 DB=1 set: where a block reads at most gemm_max_shallow_stages K tiles, that
 // many (at least 1); else, where the grid (tiles x KG x batch) fits on the device's SMs one block
 // each, the most stages, up to gemm_max_stages and the K tiles a block reads, whose shared memory
