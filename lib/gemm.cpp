@@ -94,16 +94,19 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
     runtime::launch(*s.prepare, dim(grid.prepare), {helper_threads}, 0, stream, args);
   }
   // TMA=1: the maps depend on the pointers, so they are built for each launch (microseconds on the host).
-  std::array<runtime::TensorMap, 2> maps;
+  std::array<runtime::TensorMap, 3> maps;
+  const int elem = static_cast<int>(ir::size_of(g.dtype));
+  auto encode = [&](runtime::DevicePtr base, const lower::GemmTensorBox& box) {
+    return runtime::encode_tensor_map(base, elem, box.dims, box.strides, std::array<std::uint32_t, 3>{box.box[0], box.box[1], 1},
+                                      static_cast<runtime::TensorSwizzle>(box.swizzle_bytes));
+  };
   if (s.params.tma) {
     auto boxes = lower::gemm_tensor_boxes(g, s.params);
-    runtime::DevicePtr bases[] = {a, b};
-    for (int i = 0; i < 2; ++i)
-      maps[i] = runtime::encode_tensor_map(bases[i], static_cast<int>(ir::size_of(g.dtype)), boxes[i].dims,
-                                           boxes[i].strides, std::array<std::uint32_t, 3>{boxes[i].box[0], boxes[i].box[1], 1},
-                                           static_cast<runtime::TensorSwizzle>(boxes[i].swizzle_bytes));
+    maps[0] = encode(a, boxes[0]);
+    maps[1] = encode(b, boxes[1]);
   }
-  void* args[] = {&c, &a, &b, &w, alpha_arg, beta_arg, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &maps[0], &maps[1]};
+  if (lower::gemm_c_tensor_map_used(g, s.params, c, beta)) maps[2] = encode(c, lower::gemm_c_tensor_box(g, s.params));
+  void* args[] = {&c, &a, &b, &w, alpha_arg, beta_arg, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &maps[0], &maps[1], &maps[2]};
   // With a helper kernel, the kernel after it may start early (prepare -> main, main -> reduce): it waits
   // for the one before only where it needs its results, which hides a launch latency on short GEMMs.
   auto after_helper = s.kernel.overlaps_previous ? runtime::LaunchOrder::overlap_previous

@@ -83,6 +83,11 @@ class GemmEmitter : public TiledKernelBuilder {
   void staged_epilogue(Value* m0, Value* n0);
   void staged_epilogue_cells(Value* m0, Value* n0);
   void staged_epilogue_matrices(Value* m0, Value* n0);
+  void staged_epilogue_tensor_store(Value* m0, Value* n0);
+  // Writes alpha times the accumulators as f16 into shared memory with stmatrix, after a barrier;
+  // `offset(row, column)` is the byte offset of the run of 8 rows of the tile from `row` (a multiple
+  // of 8) down column `column`.
+  void stage_matrices(const std::function<Value*(Value* row, Value* column)>& offset);
   // Reads the staged tile (columns `pitch` elements of `type` apart) back as runs of 16 bytes of C
   // down a column, one per thread and pass; `store` gets the run, its first row and column in C, and
   // whether that column lies in C (and the run in the tile).
@@ -100,7 +105,8 @@ class GemmEmitter : public TiledKernelBuilder {
   // State of the main kernel while it is emitted.
   Value *A_, *B_, *C_, *W_, *alpha_, *beta_, *M_, *N_, *K_, *lda_, *ldb_, *ldc_;
   Value *bm_, *bn_, *kz_, *bz_;
-  Value *a_map_ = nullptr, *b_map_ = nullptr;
+  Value *a_map_ = nullptr, *b_map_ = nullptr, *c_map_ = nullptr;
+  Value* c_map_usable_ = nullptr;  // gemm_stores_c_by_tma's run-time test, as the host makes it
   std::vector<Value*> a_offset_, b_offset_, a_k_, b_k_;
   std::vector<Value*> a_start_, b_start_, a_shared_, b_shared_;
   Value *a_step_ = nullptr, *b_step_ = nullptr;
@@ -354,9 +360,14 @@ Value* GemmEmitter::c_rows_aligned(int width) {
 // attention QK^T, Nsight Compute), and this moves half the bytes in an eighth of the store
 // instructions. beta != 0 keeps f32, so that alpha AB + beta C is rounded once.
 void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
-  if (sm_ >= 90 && p_.acc32 && l_.elem == 2) {
-    if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { staged_epilogue_matrices(m0, n0); },
+  Value* beta_zero = b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0));
+  if (c_map_) {
+    if_else(b_.CreateAnd(beta_zero, c_map_usable_), [&] { staged_epilogue_tensor_store(m0, n0); },
             [&] { staged_epilogue_cells(m0, n0); });
+    return;
+  }
+  if (sm_ >= 90 && p_.acc32 && l_.elem == 2) {
+    if_else(beta_zero, [&] { staged_epilogue_matrices(m0, n0); }, [&] { staged_epilogue_cells(m0, n0); });
     return;
   }
   staged_epilogue_cells(m0, n0);
@@ -364,11 +375,9 @@ void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
 
 // Each 8 x 8 block of a warp's accumulators (cells (i, 2 jj) and (i, 2 jj + 1) of its lanes, as
 // mma.sync's m16n8 fragments and wgmma's place them) is one matrix of stmatrix: .trans stores its
-// columns as 16-byte rows, i.e. in C's column-major layout. Lanes 8 k to 8 k + 7 address the rows of
-// the k-th of an instruction's four matrices. Columns are ML + 8 elements apart: a matrix's 8 rows
-// fall on distinct banks.
-void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
-  const int pitch = p_.ml + 8;
+// columns as 16-byte rows, i.e. runs of 8 rows of one column of C. Lanes 8 k to 8 k + 7 address the
+// rows of the k-th of an instruction's four matrices.
+void GemmEmitter::stage_matrices(const std::function<Value*(Value* row, Value* column)>& offset) {
   barrier();  // every warp is done with the pipeline's buffers
   std::vector<std::pair<int, int>> matrices;  // (cell row i, column pair jj)
   for (int i = 0; i < cell_rows(); ++i)
@@ -398,11 +407,17 @@ void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
       row0 = row0 ? b_.CreateSelect(mine, row, row0) : row;
       column0 = column0 ? b_.CreateSelect(mine, column, column0) : column;
     }
-    Value* element = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(column0, row_in_matrix), c32(pitch)), row0);
-    Value* address = b_.CreateAdd(smem, b_.CreateMul(element, c32(2)));
-    registers.insert(registers.begin(), address);
+    registers.insert(registers.begin(), b_.CreateAdd(smem, offset(row0, b_.CreateAdd(column0, row_in_matrix))));
     ptx_statement("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", registers);
   }
+}
+
+// Columns are ML + 8 elements apart: a matrix's 8 rows fall on distinct banks.
+void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
+  const int pitch = p_.ml + 8;
+  stage_matrices([&](Value* row, Value* column) {
+    return b_.CreateMul(b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row), c32(2));
+  });
   barrier();
 
   const int width = 8;  // f16 elements of C per 16-byte vector
@@ -418,6 +433,34 @@ void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
             predicated("st", c_ptr(me, n), values[std::size_t(e)], b_.CreateAnd(column_inside, b_.CreateICmpSLT(me, M_)));
           }
         });
+  });
+}
+
+// TMA=1, beta = 0 (gemm_stores_c_by_tma): the tile is staged as boxes of 64 rows x NL columns, each
+// column's 128 bytes with its 16-byte runs swizzled as TMA's 128-byte mode expects (run r of column n
+// at r XOR n mod 8, which also puts a matrix's 8 columns on distinct banks), and one thread hands the
+// boxes to the Tensor Memory Accelerator, which writes what lies inside C. The SM then neither reads
+// the staging back nor issues C's stores: on short K those kept its L1 the busiest unit.
+void GemmEmitter::staged_epilogue_tensor_store(Value* m0, Value* n0) {
+  const int box_bytes = 128 * p_.nl;  // 64 f16 rows by NL columns
+  stage_matrices([&](Value* row, Value* column) {
+    Value* box = b_.CreateLShr(row, c32(6));
+    Value* run = b_.CreateAnd(b_.CreateLShr(row, c32(3)), c32(7));
+    Value* swizzled = b_.CreateXor(run, b_.CreateAnd(column, c32(7)));
+    return b_.CreateAdd(b_.CreateAdd(b_.CreateMul(box, c32(box_bytes)), b_.CreateMul(column, c32(128))),
+                        b_.CreateMul(swizzled, c32(16)));
+  });
+  // The stmatrix writes are the generic proxy's, the tensor store reads through the async proxy.
+  ptx_statement("fence.proxy.async.shared::cta;", "", {});
+  barrier();
+  if_then(b_.CreateICmpEQ(tid_, c32(0)), [&] {
+    Value* smem = b_.CreatePtrToInt(smem_, i32_);
+    for (int box = 0; box < p_.ml / 64; ++box)
+      ptx_statement("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [$0, {$1, $2, $3}], [$4];", "l,r,r,r,r",
+                    {c_map_, b_.CreateAdd(m0, c32(64 * box)), n0, bz_, b_.CreateAdd(smem, c32(box * box_bytes))});
+    ptx_statement("cp.async.bulk.commit_group;", "", {});
+    // Shared memory must outlive the copies' reads of it: it is freed when the block ends.
+    ptx_statement("cp.async.bulk.wait_group.read 0;", "", {});
   });
 }
 
@@ -491,11 +534,13 @@ void GemmEmitter::emit_main() {
   std::vector<llvm::Type*> params{gptr_, gptr_, gptr_, gptr_, scalar_, scalar_, i32_, i32_,
                                   i32_,  i64_,  i64_,  i64_,  i64_,  i64_,    i64_};
   const int first_map = static_cast<int>(params.size());
-  if (p_.tma) params.insert(params.end(), 2, llvm::PointerType::get(ctx_, 0));
+  const int maps = p_.tma ? (gemm_stores_c_by_tma(p_) ? 3 : 2) : 0;
+  params.insert(params.end(), maps, llvm::PointerType::get(ctx_, 0));
   begin_kernel(name(), params, gemm_launch_threads(g_, p_));
-  if (p_.tma) {
-    auto maps = tensor_map_parameters(first_map, 2);
-    a_map_ = maps[0], b_map_ = maps[1];
+  if (maps) {
+    auto addresses = tensor_map_parameters(first_map, maps);
+    a_map_ = addresses[0], b_map_ = addresses[1];
+    if (maps == 3) c_map_ = addresses[2];
   }
   function_->getArg(1)->addAttr(llvm::Attribute::ReadOnly);
   function_->getArg(2)->addAttr(llvm::Attribute::ReadOnly);
@@ -505,6 +550,11 @@ void GemmEmitter::emit_main() {
   Value* stride_a = arg++;
   Value* stride_b = arg++;
   Value* stride_c = arg++;
+  if (c_map_) {  // gemm_c_tensor_map_used, less beta
+    auto multiple = [&](Value* v, int of) { return b_.CreateICmpEQ(b_.CreateURem(v, c64(of)), c64(0)); };
+    c_map_usable_ = b_.CreateAnd(b_.CreateAnd(multiple(b_.CreatePtrToInt(C_, i64_), 16), multiple(ldc_, 16 / l_.elem)),
+                                 multiple(stride_c, 16 / l_.elem));
+  }
 
   tid_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   Value* pid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
@@ -740,6 +790,26 @@ std::array<GemmTensorBox, 2> gemm_tensor_boxes(const ir::Gemm& g, const GemmPara
     return t;
   };
   return {box(g.a_trans, g.m, g.lda, g.stride_a, p.ml, 64), box(!g.b_trans, g.n, g.ldb, g.stride_b, p.nl, 16 * p.ns)};
+}
+
+bool gemm_stores_c_by_tma(const GemmParams& p) { return p.tma && p.kg == 1; }
+
+GemmTensorBox gemm_c_tensor_box(const ir::Gemm& g, const GemmParams& p) {
+  const std::uint64_t elem = ir::size_of(g.dtype), ldc_bytes = static_cast<std::uint64_t>(g.ldc) * elem;
+  GemmTensorBox t;
+  t.dims = {static_cast<std::uint64_t>(g.m), static_cast<std::uint64_t>(g.n), static_cast<std::uint64_t>(g.batch)};
+  // With one batch the stride is never used, but must be valid.
+  t.strides = {ldc_bytes, g.batch > 1 ? static_cast<std::uint64_t>(g.stride_c) * elem : ldc_bytes * t.dims[1]};
+  t.box = {static_cast<std::uint32_t>(128 / elem), static_cast<std::uint32_t>(p.nl)};
+  t.swizzle_bytes = 128;
+  return t;
+}
+
+bool gemm_c_tensor_map_used(const ir::Gemm& g, const GemmParams& p, std::uint64_t c_address, double beta) {
+  const auto elem = static_cast<std::int64_t>(ir::size_of(g.dtype));
+  // beta travels as f32 (TMA=1 is f16 only): a double that rounds to 0 is 0 to the kernel.
+  return gemm_stores_c_by_tma(p) && static_cast<float>(beta) == 0 && c_address % 16 == 0 && (g.ldc * elem) % 16 == 0 &&
+         (g.stride_c * elem) % 16 == 0;
 }
 
 std::string emit_gemm_main(llvm::Module& module, const ir::Gemm& g, const GemmParams& p, int sm) {

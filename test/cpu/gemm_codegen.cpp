@@ -737,6 +737,39 @@ TEST_CASE("TMA=1: the tensor boxes follow the layout and the swizzled rows wgmma
   CHECK(lower::gemm_tensor_boxes(empty, p)[0].dims[0] == 1);  // K = 0 copies nothing, yet a map has no empty axis
 }
 
+// C's tensor map: (M, N, batch) at ldc and the batch stride, boxes of 64 rows (128 bytes, swizzled)
+// by NL columns; and the test, made by the host and again by the kernel, of whether it is used.
+TEST_CASE("TMA=1 without a split: C's tensor box, and where TMA stores C") {
+  GemmParams p = lower::parse_gemm_params("ML=128,NL=64,MS=8,NS=4,U=32,VA=8,VB=8,TC=2,TMA=1");
+  auto g = ir::dense_gemm(DType::f16, 300, 200, 100, false, true, 2);
+  g.ldc = 304, g.stride_c = 304 * 200;
+  const auto box = lower::gemm_c_tensor_box(g, p);
+  CHECK(box.dims == std::array<std::uint64_t, 3>{300, 200, 2});
+  CHECK(box.strides == std::array<std::uint64_t, 2>{304 * 2, 304 * 200 * 2});
+  CHECK(box.box == std::array<std::uint32_t, 2>{64, 64});
+  CHECK(box.swizzle_bytes == 128);
+  auto single = ir::dense_gemm(DType::f16, 300, 200, 100, false, true);
+  single.ldc = 304;
+  CHECK(lower::gemm_c_tensor_box(single, p).strides[1] == 304 * 2 * 200);  // unused, but valid
+
+  CHECK(lower::gemm_stores_c_by_tma(p));
+  CHECK_FALSE(lower::gemm_stores_c_by_tma(with(p, "KG=2")));  // a split adds its parts: no staging
+  CHECK_FALSE(lower::gemm_stores_c_by_tma(with(p, "TMA=0")));
+  CHECK(lower::gemm_c_tensor_map_used(g, p, 4096, 0.0));
+  CHECK(lower::gemm_c_tensor_map_used(g, p, 4096, -0.0));
+  CHECK(lower::gemm_c_tensor_map_used(g, p, 4096, 1e-50));  // 0 as the f32 the kernel receives
+  CHECK_FALSE(lower::gemm_c_tensor_map_used(g, p, 4096, 0.5));
+  CHECK_FALSE(lower::gemm_c_tensor_map_used(g, p, 4096, std::nan("")));
+  CHECK_FALSE(lower::gemm_c_tensor_map_used(g, p, 4096 + 8, 0.0));
+  CHECK_FALSE(lower::gemm_c_tensor_map_used(g, with(p, "KG=2"), 4096, 0.0));
+  ir::Gemm odd = g;
+  odd.ldc = 301;
+  CHECK_FALSE(lower::gemm_c_tensor_map_used(odd, p, 4096, 0.0));
+  odd = g;
+  odd.stride_c = 304 * 200 + 4;
+  CHECK_FALSE(lower::gemm_c_tensor_map_used(odd, p, 4096, 0.0));
+}
+
 // A TMA kernel copies with cp.async.bulk.tensor from its tensor-map parameters, which stay in the
 // parameter space (no local copy, which TMA could not read), and waits on a "filled" mbarrier per
 // stage. Where a block runs 8 stages or more and one more warp leaves the consumers their registers, a
@@ -772,7 +805,13 @@ TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-const
       CHECK(count(ptx, "cp.async.cg") == 0);
       CHECK(count(ptx, ".param .align 64 .b8 " + kernel.main_name + "_param_15[128]") == 1);
       CHECK(count(ptx, ".param .align 64 .b8 " + kernel.main_name + "_param_16[128]") == 1);
-      CHECK(count(ptx, "cvta.param.u64") == 2);
+      // Without a split, C's map too, and its boxes of 64 rows stored by TMA where beta = 0.
+      const bool stores_by_tma = p.kg == 1;
+      CHECK(lower::gemm_stores_c_by_tma(p) == stores_by_tma);
+      CHECK(count(ptx, ".param .align 64 .b8 " + kernel.main_name + "_param_17[128]") == (stores_by_tma ? 1 : 0));
+      CHECK(count(ptx, "cvta.param.u64") == (stores_by_tma ? 3 : 2));
+      CHECK(count(ptx, "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") == (stores_by_tma ? p.ml / 64 : 0));
+      CHECK(count(ptx, "cp.async.bulk.wait_group.read 0;") == (stores_by_tma ? 1 : 0));
       CHECK(count(ptx, "__local_depot") == 0);
       const int launched = p.threads() + (c.producer ? 32 : 0);
       CHECK(kernel.threads == launched);
@@ -787,16 +826,16 @@ TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-const
       };
       const int per_stage = copies(boxes[0], p.ml) + copies(boxes[1], p.nl);
       if (c.producer) {
-        CHECK(count(ptx, "cp.async.bulk.tensor.3d") == per_stage);
+        CHECK(count(ptx, "cp.async.bulk.tensor.3d.shared::cluster") == per_stage);
         CHECK(count(ptx, "mbarrier.arrive.expect_tx") == 1);
         CHECK(count(ptx, "mbarrier.arrive.shared::cta.b64") == 1);  // a consumer warp empties a buffer
         CHECK(count(ptx, "mbarrier.try_wait.parity") >= 2);         // filled (consumers), emptied (producer)
         // The staged stores (KG = 1) meet at barriers of the consumers alone: two in each of the beta = 0
-        // (stmatrix) and beta != 0 paths.
+        // (stmatrix, then TMA) and beta != 0 paths.
         CHECK(count(ptx, fmt::format("barrier.sync \t1, {};", p.threads())) == (p.kg == 1 ? 4 : 0));
       } else {
         // Issued in the prologue (S - 2 stages, unrolled) and once in the loop.
-        CHECK(count(ptx, "cp.async.bulk.tensor.3d") == per_stage * (stages - 1));
+        CHECK(count(ptx, "cp.async.bulk.tensor.3d.shared::cluster") == per_stage * (stages - 1));
         CHECK(count(ptx, "mbarrier.arrive.expect_tx") == stages - 1);
         CHECK(count(ptx, "mbarrier.arrive.shared::cta.b64") == 0);
         CHECK(count(ptx, "mbarrier.try_wait.parity") == 1);

@@ -28,11 +28,13 @@ struct Case {
   double alpha, beta;
   lower::GemmParams params;
   lower::SplitMode mode;
+  std::size_t c_offset = 0;  // elements between the allocation and C: 1 leaves C only 2-byte aligned (f16)
 };
 
 std::string describe(const Case& c) {
-  return fmt::format("{} alpha={} beta={} params={} split={}", ir::to_string(c.problem), c.alpha, c.beta,
-                     c.params.str(), c.mode == lower::SplitMode::atomic ? "atomic" : "deterministic");
+  return fmt::format("{} alpha={} beta={} params={} split={}{}", ir::to_string(c.problem), c.alpha, c.beta,
+                     c.params.str(), c.mode == lower::SplitMode::atomic ? "atomic" : "deterministic",
+                     c.c_offset ? fmt::format(" C offset by {} elements", c.c_offset) : "");
 }
 
 // A problem with leading dimensions padded by `pad` elements: the padding must stay untouched.
@@ -241,6 +243,44 @@ std::vector<Case> make_shallow_pipeline_cases(const lower::DeviceLimits& limits)
   return cases;
 }
 
+// TMA=1 without a split stores C by TMA where beta = 0 and C's address, ldc and batch stride are
+// multiples of 16 bytes (lower::gemm_c_tensor_map_used), in boxes of 64 rows clipped at C's edges:
+// a box of 8 rows (M = 200 and 8), one wholly outside (M = 8 with 128-row tiles), a column edge (N
+// prime), a batch. Elsewhere the threads store it: ldc of 201, C 2 bytes past a 16-byte boundary, beta
+// != 0. beta = 1e-50 is 0 in f32, and so to the kernel. Two tile heights, in every layout.
+std::vector<Case> make_tensor_store_cases(const lower::DeviceLimits& limits) {
+  std::vector<Case> cases;
+  if (limits.sm != 90) return cases;
+  struct Store {
+    Shape shape;
+    std::int64_t ldc_extra;  // C's alone
+    double beta;
+    std::size_t c_offset;
+    bool by_tma;
+  };
+  const Store stores[] = {{{200, 53, 72, 1, 0}, 0, 0.0, 0, true},    {{8, 37, 64, 1, 0}, 0, 0.0, 0, true},
+                          {{64, 64, 128, 3, 8}, 0, 0.0, 0, true},    {{200, 53, 72, 1, 0}, 0, 1e-50, 0, true},
+                          {{200, 53, 72, 1, 0}, 1, 0.0, 0, false},   {{200, 53, 72, 1, 0}, 0, 0.0, 1, false},
+                          {{200, 53, 72, 1, 0}, 0, -0.75, 0, false}};
+  for (const char* text : {"ML=128,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,TC=2,TMA=1",
+                           "ML=64,NL=128,MS=8,NS=8,U=32,VA=8,VB=8,TC=2,TMA=1"})
+    for (int layout = 0; layout < 4; ++layout)
+      for (const Store& s : stores) {
+        const bool at = layout & 1, bt = layout & 2;
+        ir::Gemm g = wgmma_problem(s.shape, at, bt);
+        g.ldc += s.ldc_extra;
+        g.stride_c = g.ldc * g.n;
+        lower::GemmParams p = lower::parse_gemm_params(text);
+        lower::fit_gemm_pipeline_depth(g, p, limits);
+        auto legal = lower::check_gemm(g, p, limits);
+        REQUIRE_MESSAGE(legal.legal, legal.reason << " for " << ir::to_string(g));
+        const std::uint64_t address = 256 + s.c_offset * 2;  // the allocation's alignment, then the offset
+        REQUIRE(lower::gemm_c_tensor_map_used(g, p, address, s.beta) == s.by_tma);
+        cases.push_back({g, 1.25, s.beta, p, lower::SplitMode::atomic, s.c_offset});
+      }
+  return cases;
+}
+
 // KG that are not powers of two: K's tiles spread evenly over 3, 5, 6 or 7 blocks, or over as many
 // blocks as there are tiles (one each), K ending in a partial tile, in both modes, for FMA, TC=1
 // and (on sm_90) TC=2 with TMA sets, in every layout.
@@ -317,16 +357,17 @@ int roundings_of_c(const Case& c) {
 
 // C = alpha op(A) op(B) + beta C on the GPU, from and back to host arrays.
 HostArray run_on_gpu(const CompiledGemm& kernel, const ir::Gemm& g, const HostArray& a, const HostArray& b,
-                     const HostArray& c_in, double alpha, double beta) {
-  runtime::Buffer da(a.bytes.size()), db(b.bytes.size()), dc(c_in.bytes.size());
+                     const HostArray& c_in, double alpha, double beta, std::size_t c_offset = 0) {
+  const std::size_t c_skip = c_offset * ir::size_of(g.dtype);
+  runtime::Buffer da(a.bytes.size()), db(b.bytes.size()), dc(c_skip + c_in.bytes.size());
   da.upload(a.bytes.data(), a.bytes.size());
   db.upload(b.bytes.data(), b.bytes.size());
-  dc.upload(c_in.bytes.data(), c_in.bytes.size());
+  dc.upload(c_in.bytes.data(), c_in.bytes.size(), c_skip);
   runtime::Stream stream;
-  kernel.run(g, dc.ptr(), da.ptr(), db.ptr(), alpha, beta, stream);
+  kernel.run(g, dc.ptr() + c_skip, da.ptr(), db.ptr(), alpha, beta, stream);
   stream.synchronize();
   HostArray c_out(g.dtype, c_in.size());
-  dc.download(c_out.bytes.data(), c_out.bytes.size());
+  dc.download(c_out.bytes.data(), c_out.bytes.size(), c_skip);
   return c_out;
 }
 
@@ -339,7 +380,7 @@ void check(const Case& c, const CompiledGemm& kernel, std::mt19937_64& rng) {
   if (c.beta == 0)
     for (size_t i = 0; i < c_in.size(); ++i) c_in.set(i, std::nan(""));
 
-  const HostArray c_out = run_on_gpu(kernel, g, a, b, c_in, c.alpha, c.beta);
+  const HostArray c_out = run_on_gpu(kernel, g, a, b, c_in, c.alpha, c.beta, c.c_offset);
 
   std::vector<double> expected = c_in.values;
   ir::reference_gemm(g, c.alpha, c.beta, a.values.data(), b.values.data(), expected.data());
@@ -526,6 +567,15 @@ TEST_CASE("GEMM TC=2 TMA=1 ST=1 and 2: one buffer per K tile matches the float64
   for (const Case& c : cases) depths.insert(c.params.st);
   CHECK(depths == std::set<int>{1, 2});
   compile_and_check(cases);
+}
+
+TEST_CASE("GEMM TC=2 TMA=1: C is stored by TMA where beta = 0 and C allows it, by the threads elsewhere") {
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm != 90) {
+    MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
+    return;
+  }
+  compile_and_check(make_tensor_store_cases(limits));
 }
 
 TEST_CASE("GEMM: KG that are not powers of two spread K evenly and match the float64 reference") {
