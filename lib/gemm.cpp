@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
+#include <tuple>
 
 namespace isaac {
 
@@ -74,6 +76,17 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
                                       s.kernel.main_name));
   if (auto legal = lower::check_gemm(g, s.params, s.limits); !legal)
     throw InvalidArgument(fmt::format("GEMM {} cannot run with {}: {}", ir::to_string(g), s.params.str(), legal.reason));
+  if (lower::gemm_stores_c_by_tma(g, s.params) != s.kernel.c_by_tma)
+    throw InvalidArgument(fmt::format(
+        "GEMM {} cannot run on this kernel, compiled for a C that TMA {} move: TMA moves C where it is 16-byte aligned "
+        "and M, ldc and the batch stride are multiples of 16 bytes; compile the kernel for this problem",
+        ir::to_string(g), s.kernel.c_by_tma ? "does" : "does not"));
+  // Vector accesses and tensor maps rely on the alignment the problem declares.
+  const int elem = static_cast<int>(ir::size_of(g.dtype));
+  for (auto [what, ptr, align] : {std::tuple{"A", a, g.align_a}, {"B", b, g.align_b}, {"C", c, g.align_c}})
+    if (ptr % static_cast<runtime::DevicePtr>(std::max(align, elem)))
+      throw InvalidArgument(fmt::format("the {} pointer {:#x} is not {}-byte aligned, as the GEMM {} declares", what, ptr,
+                                        std::max(align, elem), ir::to_string(g)));
   runtime::use_device(s.ordinal);
   auto grid = lower::gemm_grid(g, s.params, s.mode);
 
@@ -95,7 +108,6 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
   }
   // TMA=1: the maps depend on the pointers, so they are built for each launch (microseconds on the host).
   std::array<runtime::TensorMap, 3> maps;
-  const int elem = static_cast<int>(ir::size_of(g.dtype));
   auto encode = [&](runtime::DevicePtr base, const lower::GemmTensorBox& box) {
     return runtime::encode_tensor_map(base, elem, box.dims, box.strides, std::array<std::uint32_t, 3>{box.box[0], box.box[1], 1},
                                       static_cast<runtime::TensorSwizzle>(box.swizzle_bytes));
@@ -105,7 +117,7 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
     maps[0] = encode(a, boxes[0]);
     maps[1] = encode(b, boxes[1]);
   }
-  if (lower::gemm_c_tensor_map_used(g, s.params, c, beta)) maps[2] = encode(c, lower::gemm_c_tensor_box(g, s.params));
+  if (s.kernel.c_by_tma) maps[2] = encode(c, lower::gemm_c_tensor_box(g, s.params));
   void* args[] = {&c, &a, &b, &w, alpha_arg, beta_arg, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &maps[0], &maps[1], &maps[2]};
   // With a helper kernel, the kernel after it may start early (prepare -> main, main -> reduce): it waits
   // for the one before only where it needs its results, which hides a launch latency on short GEMMs.

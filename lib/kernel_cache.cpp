@@ -140,6 +140,7 @@ lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmP
     if (auto e = read_entry(key); e && has_wanted_cubin(*e, cubin)) try {
       auto k = with_shared_fields<lower::GemmKernel>(*e);
       k.reduce_name = e->at("reduce").get<std::string>();
+      k.c_by_tma = e->at("c_by_tma").get<bool>();
       ++hits;
       return k;
     } catch (const json::exception&) {
@@ -151,6 +152,7 @@ lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmP
   if (enabled) {
     json e = shared_fields(k);
     e["reduce"] = k.reduce_name;
+    e["c_by_tma"] = k.c_by_tma;
     write_entry(key, std::move(e));
   }
   return k;

@@ -83,11 +83,12 @@ class GemmEmitter : public TiledKernelBuilder {
   void staged_epilogue(Value* m0, Value* n0);
   void staged_epilogue_cells(Value* m0, Value* n0);
   void staged_epilogue_matrices(Value* m0, Value* n0);
-  void staged_epilogue_tensor_store(Value* m0, Value* n0);
-  // Writes alpha times the accumulators as f16 into shared memory with stmatrix, after a barrier;
+  void staged_epilogue_tensor(Value* m0, Value* n0);
+  // Writes alpha times the accumulators, plus beta times the tile already staged there where
+  // `with_c`, as f16 into shared memory with stmatrix (reading it first with ldmatrix);
   // `offset(row, column)` is the byte offset of the run of 8 rows of the tile from `row` (a multiple
   // of 8) down column `column`.
-  void stage_matrices(const std::function<Value*(Value* row, Value* column)>& offset);
+  void stage_matrices(const std::function<Value*(Value* row, Value* column)>& offset, bool with_c);
   // Reads the staged tile (columns `pitch` elements of `type` apart) back as runs of 16 bytes of C
   // down a column, one per thread and pass; `store` gets the run, its first row and column in C, and
   // whether that column lies in C (and the run in the tile).
@@ -106,7 +107,6 @@ class GemmEmitter : public TiledKernelBuilder {
   Value *A_, *B_, *C_, *W_, *alpha_, *beta_, *M_, *N_, *K_, *lda_, *ldb_, *ldc_;
   Value *bm_, *bn_, *kz_, *bz_;
   Value *a_map_ = nullptr, *b_map_ = nullptr, *c_map_ = nullptr;
-  Value* c_map_usable_ = nullptr;  // gemm_stores_c_by_tma's run-time test, as the host makes it
   std::vector<Value*> a_offset_, b_offset_, a_k_, b_k_;
   std::vector<Value*> a_start_, b_start_, a_shared_, b_shared_;
   Value *a_step_ = nullptr, *b_step_ = nullptr;
@@ -360,14 +360,10 @@ Value* GemmEmitter::c_rows_aligned(int width) {
 // attention QK^T, Nsight Compute), and this moves half the bytes in an eighth of the store
 // instructions. beta != 0 keeps f32, so that alpha AB + beta C is rounded once.
 void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
-  Value* beta_zero = b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0));
-  if (c_map_) {
-    if_else(b_.CreateAnd(beta_zero, c_map_usable_), [&] { staged_epilogue_tensor_store(m0, n0); },
-            [&] { staged_epilogue_cells(m0, n0); });
-    return;
-  }
+  if (c_map_) return staged_epilogue_tensor(m0, n0);
   if (sm_ >= 90 && p_.acc32 && l_.elem == 2) {
-    if_else(beta_zero, [&] { staged_epilogue_matrices(m0, n0); }, [&] { staged_epilogue_cells(m0, n0); });
+    if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { staged_epilogue_matrices(m0, n0); },
+            [&] { staged_epilogue_cells(m0, n0); });
     return;
   }
   staged_epilogue_cells(m0, n0);
@@ -377,29 +373,20 @@ void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
 // mma.sync's m16n8 fragments and wgmma's place them) is one matrix of stmatrix: .trans stores its
 // columns as 16-byte rows, i.e. runs of 8 rows of one column of C. Lanes 8 k to 8 k + 7 address the
 // rows of the k-th of an instruction's four matrices.
-void GemmEmitter::stage_matrices(const std::function<Value*(Value* row, Value* column)>& offset) {
-  barrier();  // every warp is done with the pipeline's buffers
+void GemmEmitter::stage_matrices(const std::function<Value*(Value* row, Value* column)>& offset, bool with_c) {
   std::vector<std::pair<int, int>> matrices;  // (cell row i, column pair jj)
   for (int i = 0; i < cell_rows(); ++i)
     for (int jj = 0; jj < cell_columns() / 2; ++jj) matrices.emplace_back(i, jj);
-  Value* smem = b_.CreatePtrToInt(smem_, i32_);
   Value* which = b_.CreateUDiv(lane_, c32(8));
   Value* row_in_matrix = b_.CreateURem(lane_, c32(8));
   auto* pair_type = vec(b_.getHalfTy(), 2);
   // f16 TC=1 has MS even and NS a multiple of 4, TC=2 MS of 8 or 16: whole groups of four.
   if (matrices.size() % 4) throw Error("internal error: the staged stores' matrices do not come in fours");
   for (std::size_t first = 0; first < matrices.size(); first += 4) {
-    std::vector<Value*> registers;
     Value* row0 = nullptr;
     Value* column0 = nullptr;
     for (std::size_t k = 0; k < 4; ++k) {
       auto [i, jj] = matrices[first + k];
-      Value* pair = llvm::PoisonValue::get(pair_type);
-      for (int e = 0; e < 2; ++e) {
-        Value* acc = b_.CreateLoad(acc_, acc_cells_[i * cell_columns() + 2 * jj + e]);
-        pair = b_.CreateInsertElement(pair, b_.CreateFPTrunc(b_.CreateFMul(alpha_, acc), b_.getHalfTy()), e);
-      }
-      registers.push_back(b_.CreateBitCast(pair, i32_));
       // The matrix's first row and column: this lane's cell less its place in the fragment.
       Value* row = b_.CreateSub(cell_row(i), group_);
       Value* column = b_.CreateSub(cell_column(2 * jj), b_.CreateMul(quad_, c32(2)));
@@ -407,7 +394,25 @@ void GemmEmitter::stage_matrices(const std::function<Value*(Value* row, Value* c
       row0 = row0 ? b_.CreateSelect(mine, row, row0) : row;
       column0 = column0 ? b_.CreateSelect(mine, column, column0) : column;
     }
-    registers.insert(registers.begin(), b_.CreateAdd(smem, offset(row0, b_.CreateAdd(column0, row_in_matrix))));
+    Value* address = offset(row0, b_.CreateAdd(column0, row_in_matrix));
+    Value* old = nullptr;
+    if (with_c)
+      old = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, {smem_->getType()},
+                               {gep(b_.getInt8Ty(), smem_, address)});
+    std::vector<Value*> registers{b_.CreateAdd(b_.CreatePtrToInt(smem_, i32_), address)};
+    for (std::size_t k = 0; k < 4; ++k) {
+      auto [i, jj] = matrices[first + k];
+      Value* olds = old ? b_.CreateBitCast(b_.CreateExtractValue(old, unsigned(k)), pair_type) : nullptr;
+      Value* pair = llvm::PoisonValue::get(pair_type);
+      for (int e = 0; e < 2; ++e) {
+        Value* value = b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * cell_columns() + 2 * jj + e]));
+        if (olds)
+          value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_},
+                                     {beta_, b_.CreateFPExt(b_.CreateExtractElement(olds, e), scalar_), value});
+        pair = b_.CreateInsertElement(pair, b_.CreateFPTrunc(value, b_.getHalfTy()), e);
+      }
+      registers.push_back(b_.CreateBitCast(pair, i32_));
+    }
     ptx_statement("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", registers);
   }
 }
@@ -415,9 +420,10 @@ void GemmEmitter::stage_matrices(const std::function<Value*(Value* row, Value* c
 // Columns are ML + 8 elements apart: a matrix's 8 rows fall on distinct banks.
 void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
   const int pitch = p_.ml + 8;
+  barrier();  // every warp is done with the pipeline's buffers
   stage_matrices([&](Value* row, Value* column) {
     return b_.CreateMul(b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row), c32(2));
-  });
+  }, false);
   barrier();
 
   const int width = 8;  // f16 elements of C per 16-byte vector
@@ -436,28 +442,49 @@ void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
   });
 }
 
-// TMA=1, beta = 0 (gemm_stores_c_by_tma): the tile is staged as boxes of 64 rows x NL columns, each
-// column's 128 bytes with its 16-byte runs swizzled as TMA's 128-byte mode expects (run r of column n
-// at r XOR n mod 8, which also puts a matrix's 8 columns on distinct banks), and one thread hands the
-// boxes to the Tensor Memory Accelerator, which writes what lies inside C. The SM then neither reads
-// the staging back nor issues C's stores: on short K those kept its L1 the busiest unit.
-void GemmEmitter::staged_epilogue_tensor_store(Value* m0, Value* n0) {
+// TMA=1 without a split, on a C that allows it (gemm_stores_c_by_tma): the tile is staged as boxes of
+// 64 rows x NL columns, each column's 128 bytes with its 16-byte runs swizzled as TMA's 128-byte mode
+// expects (run r of column n at r XOR n mod 8, which also puts a matrix's 8 columns on distinct banks). Where beta != 0,
+// TMA first copies C's tile there and each warp reads its cells' old values back with ldmatrix, so
+// that alpha AB + beta C is rounded once. One thread then hands the boxes to TMA, which writes what
+// lies inside C. The SM neither reads the staging back nor issues C's stores: on short K those kept
+// its L1 the busiest unit.
+void GemmEmitter::staged_epilogue_tensor(Value* m0, Value* n0) {
   const int box_bytes = 128 * p_.nl;  // 64 f16 rows by NL columns
-  stage_matrices([&](Value* row, Value* column) {
+  Value* smem = b_.CreatePtrToInt(smem_, i32_);
+  auto boxes = [&](const std::function<void(Value* coordinate_m, Value* box_address)>& f) {
+    for (int box = 0; box < p_.ml / 64; ++box) f(b_.CreateAdd(m0, c32(64 * box)), b_.CreateAdd(smem, c32(box * box_bytes)));
+  };
+  auto offset = [&](Value* row, Value* column) {
     Value* box = b_.CreateLShr(row, c32(6));
     Value* run = b_.CreateAnd(b_.CreateLShr(row, c32(3)), c32(7));
     Value* swizzled = b_.CreateXor(run, b_.CreateAnd(column, c32(7)));
     return b_.CreateAdd(b_.CreateAdd(b_.CreateMul(box, c32(box_bytes)), b_.CreateMul(column, c32(128))),
                         b_.CreateMul(swizzled, c32(16)));
-  });
+  };
+  Value* leader = b_.CreateICmpEQ(tid_, c32(0));
+  barrier();  // every warp is done with the pipeline's buffers
+  if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { stage_matrices(offset, false); },
+          [&] {
+            Value* loaded = b_.CreateAdd(smem, c32(l_.c_barrier_offset(p_)));
+            if_then(leader, [&] {
+              mbarrier_init(loaded, 1);
+              ptx_statement("fence.mbarrier_init.release.cluster;", "", {});
+              mbarrier_expect_bytes(loaded, p_.ml * p_.nl * l_.elem);
+              boxes([&](Value* m, Value* address) { tensor_copy(address, c_map_, {m, n0, bz_}, loaded); });
+            });
+            barrier();  // the mbarrier is initialised
+            mbarrier_wait(loaded, c32(0));
+            stage_matrices(offset, true);
+          });
   // The stmatrix writes are the generic proxy's, the tensor store reads through the async proxy.
   ptx_statement("fence.proxy.async.shared::cta;", "", {});
   barrier();
-  if_then(b_.CreateICmpEQ(tid_, c32(0)), [&] {
-    Value* smem = b_.CreatePtrToInt(smem_, i32_);
-    for (int box = 0; box < p_.ml / 64; ++box)
+  if_then(leader, [&] {
+    boxes([&](Value* m, Value* address) {
       ptx_statement("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [$0, {$1, $2, $3}], [$4];", "l,r,r,r,r",
-                    {c_map_, b_.CreateAdd(m0, c32(64 * box)), n0, bz_, b_.CreateAdd(smem, c32(box * box_bytes))});
+                    {c_map_, m, n0, bz_, address});
+    });
     ptx_statement("cp.async.bulk.commit_group;", "", {});
     // Shared memory must outlive the copies' reads of it: it is freed when the block ends.
     ptx_statement("cp.async.bulk.wait_group.read 0;", "", {});
@@ -534,7 +561,7 @@ void GemmEmitter::emit_main() {
   std::vector<llvm::Type*> params{gptr_, gptr_, gptr_, gptr_, scalar_, scalar_, i32_, i32_,
                                   i32_,  i64_,  i64_,  i64_,  i64_,  i64_,    i64_};
   const int first_map = static_cast<int>(params.size());
-  const int maps = p_.tma ? (gemm_stores_c_by_tma(p_) ? 3 : 2) : 0;
+  const int maps = p_.tma ? (gemm_stores_c_by_tma(g_, p_) ? 3 : 2) : 0;
   params.insert(params.end(), maps, llvm::PointerType::get(ctx_, 0));
   begin_kernel(name(), params, gemm_launch_threads(g_, p_));
   if (maps) {
@@ -550,11 +577,6 @@ void GemmEmitter::emit_main() {
   Value* stride_a = arg++;
   Value* stride_b = arg++;
   Value* stride_c = arg++;
-  if (c_map_) {  // gemm_c_tensor_map_used, less beta
-    auto multiple = [&](Value* v, int of) { return b_.CreateICmpEQ(b_.CreateURem(v, c64(of)), c64(0)); };
-    c_map_usable_ = b_.CreateAnd(b_.CreateAnd(multiple(b_.CreatePtrToInt(C_, i64_), 16), multiple(ldc_, 16 / l_.elem)),
-                                 multiple(stride_c, 16 / l_.elem));
-  }
 
   tid_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   Value* pid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
@@ -792,7 +814,12 @@ std::array<GemmTensorBox, 2> gemm_tensor_boxes(const ir::Gemm& g, const GemmPara
   return {box(g.a_trans, g.m, g.lda, g.stride_a, p.ml, 64), box(!g.b_trans, g.n, g.ldb, g.stride_b, p.nl, 16 * p.ns)};
 }
 
-bool gemm_stores_c_by_tma(const GemmParams& p) { return p.tma && p.kg == 1; }
+bool gemm_stores_c_by_tma(const ir::Gemm& g, const GemmParams& p) {
+  const auto elem = static_cast<std::int64_t>(ir::size_of(g.dtype));
+  auto whole = [](std::int64_t bytes) { return bytes % 16 == 0; };
+  return p.tma && p.kg == 1 && g.align_c % 16 == 0 && whole(g.m * elem) && whole(g.ldc * elem) &&
+         (g.batch == 1 || whole(g.stride_c * elem));
+}
 
 GemmTensorBox gemm_c_tensor_box(const ir::Gemm& g, const GemmParams& p) {
   const std::uint64_t elem = ir::size_of(g.dtype), ldc_bytes = static_cast<std::uint64_t>(g.ldc) * elem;
@@ -803,13 +830,6 @@ GemmTensorBox gemm_c_tensor_box(const ir::Gemm& g, const GemmParams& p) {
   t.box = {static_cast<std::uint32_t>(128 / elem), static_cast<std::uint32_t>(p.nl)};
   t.swizzle_bytes = 128;
   return t;
-}
-
-bool gemm_c_tensor_map_used(const ir::Gemm& g, const GemmParams& p, std::uint64_t c_address, double beta) {
-  const auto elem = static_cast<std::int64_t>(ir::size_of(g.dtype));
-  // beta travels as f32 (TMA=1 is f16 only): a double that rounds to 0 is 0 to the kernel.
-  return gemm_stores_c_by_tma(p) && static_cast<float>(beta) == 0 && c_address % 16 == 0 && (g.ldc * elem) % 16 == 0 &&
-         (g.stride_c * elem) % 16 == 0;
 }
 
 std::string emit_gemm_main(llvm::Module& module, const ir::Gemm& g, const GemmParams& p, int sm) {
@@ -845,6 +865,7 @@ GemmKernel emit_gemm(const ir::Gemm& g, const GemmParams& p, const Target& targe
   }
   kernel.ptx = compile_to_ptx(*module, target_for_params, Optimisation::light);
   kernel.overlaps_previous = target.sm >= 90;
+  kernel.c_by_tma = gemm_stores_c_by_tma(g, p);
   kernel.threads = gemm_launch_threads(g, p);
   kernel.shared_bytes = gemm_shared_bytes(g.dtype, g.a_trans, g.b_trans, p);
   kernel.emit_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -107,6 +107,7 @@ struct GemmLayout {
   // by column (C's layout), each column padded by 16 bytes so that the fragments' writes hit distinct
   // banks. Not f64: its fragments already store 8 lanes x 8 bytes contiguous, and staging them made
   // the f64 LAPACK problems 5-9% slower on the H100.
+  // Where TMA moves C (gemm_stores_c_by_tma), the tile is staged as f16 instead, in less.
   bool staged_stores(const GemmParams& p) const { return p.tc && elem == 2 && p.kg == 1 && p.kl == 1; }
   int staging_pitch(const GemmParams& p) const { return p.ml + 16 / acc_elem; }
   int staging_bytes(const GemmParams& p) const {
@@ -114,11 +115,13 @@ struct GemmLayout {
   }
   // CONV's footprint; GEMM's adds the staging of its stores and, TMA=1, two 8-byte mbarriers per
   // stage (filled, emptied) after everything else (the staging reuses the tiles' memory once the main
-  // loop is over).
+  // loop is over), and without a split one more, on which TMA's copy of C completes (where it moves C).
   int shared_bytes(const GemmParams& p) const { return std::max(tile_bytes(), reduction_bytes(p)); }
   int barriers_offset(const GemmParams& p) const { return (std::max(shared_bytes(p), staging_bytes(p)) + 7) / 8 * 8; }
+  int c_barrier_offset(const GemmParams& p) const { return barriers_offset(p) + 16 * stages; }
   int gemm_shared_bytes(const GemmParams& p) const {
-    return p.tma ? barriers_offset(p) + 16 * stages : std::max(shared_bytes(p), staging_bytes(p));
+    if (!p.tma) return std::max(shared_bytes(p), staging_bytes(p));
+    return c_barrier_offset(p) + (staged_stores(p) ? 8 : 0);
   }
   // TC=2: the bytes of one row of an operand's swizzled shared-memory tile (32, 64 or 128: wgmma's
   // swizzle modes): 2U for a K-contiguous operand, else the M/N extent of one wgmma (up to 128).

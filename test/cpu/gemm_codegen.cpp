@@ -579,7 +579,7 @@ TEST_CASE("ST (the depth of a TMA pipeline) is written only where set, and needs
   CHECK(deep.str() == t.str() + ",ST=12");
   CHECK(lower::parse_gemm_params(deep.str()) == deep);
   CHECK_LEGAL(lower::check_gemm_params(DType::f16, false, false, deep, {}));
-  CHECK(lower::gemm_shared_bytes(DType::f16, false, false, deep) == 12 * 16384 + 16 * 12);
+  CHECK(lower::gemm_shared_bytes(DType::f16, false, false, deep) == 12 * 16384 + 16 * 12 + 8);  // and C's mbarrier
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "TMA=0"), {}),
                  "ST=12 sets the depth of a TMA pipeline: it needs TMA=1 and DB=1");
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(deep, "DB=0"), {}), "it needs TMA=1 and DB=1");
@@ -643,12 +643,17 @@ TEST_CASE("f16 staged stores on sm_90 write the tile with stmatrix where beta = 
     lower::fit_gemm_load_layouts(g.a_trans, g.b_trans, p);
     return lower::emit_gemm(g, p, lower::Target{sm, sm == 90}).ptx;
   };
-  const char* wgmma = "ML=64,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,DB=1,TC=2,TMA=1,ST=1";  // 32 matrices per thread
+  const char* wgmma = "ML=64,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,DB=1,TC=2,TMA=0";  // 32 matrices per thread
   const std::string ptx = ptx_of(wgmma, 90);
   CHECK(count(ptx, "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 8);
   CHECK(count(ptx, "stmatrix") == 8);
+  // TMA=1 stages C so for any beta: where beta != 0 each warp reads C's old values with ldmatrix first.
+  const std::string tma = ptx_of("ML=64,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,DB=1,TC=2,TMA=1,ST=1", 90);
+  CHECK(count(tma, "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 16);
+  CHECK(count(tma, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 8);
+  CHECK(count(tma, "ldmatrix") == 8);
   // The fewest: MS = 8, NS = 1 on wgmma, (MS / 4) x (4 NS / 2) = 4 matrices.
-  CHECK(count(ptx_of("ML=64,NL=16,MS=8,NS=1,U=64,VA=8,VB=8,DB=1,TC=2,TMA=1,ST=1", 90),
+  CHECK(count(ptx_of("ML=64,NL=16,MS=8,NS=1,U=64,VA=8,VB=8,DB=1,TC=2,TMA=0", 90),
               "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 1);
   const char* mma = "ML=64,NL=32,MS=2,NS=8,U=32,VA=8,VB=8,DB=1,TC=1";  // 2 x 4 matrices
   CHECK(count(ptx_of(mma, 90), "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 2);
@@ -685,11 +690,13 @@ TEST_CASE("fit_gemm_pipeline_depth gives a block of one or two K tiles a buffer 
   CHECK(lower::check_gemm(attention(128), with(one, "ST=2")));
   CHECK_REJECTED(lower::check_gemm(attention(136), with(one, "ST=2")), "a block here reads 3");
   // The ring's spare stages are gone: one 32 KB stage of A and B, under the f32 staging of C's tile
-  // (128 columns of 132 floats), where DB=0 keeps three stages and DB=1 four.
+  // (128 columns of 132 floats), where DB=0 keeps three stages and DB=1 four; then two mbarriers per
+  // stage and C's.
   auto shared = [](const GemmParams& p) { return lower::gemm_shared_bytes(DType::f16, true, false, p); };
-  CHECK(shared(one) == 128 * 132 * 4 + 16);
-  CHECK(shared(with(one, "ST=0,DB=0")) == 3 * 32768 + 3 * 16);
-  CHECK(shared(with(one, "ST=0")) == 4 * 32768 + 4 * 16);
+  CHECK(shared(one) == 128 * 132 * 4 + 16 + 8);
+  CHECK(shared(with(one, "ST=0,DB=0")) == 3 * 32768 + 3 * 16 + 8);
+  CHECK(shared(with(one, "ST=0")) == 4 * 32768 + 4 * 16 + 8);
+  CHECK(shared(with(one, "ST=0,KG=2")) == 4 * 32768 + 4 * 16);  // a split stages nothing
 }
 
 // The tensor maps the launch builds describe what the kernel copies: each operand as (contiguous
@@ -738,36 +745,57 @@ TEST_CASE("TMA=1: the tensor boxes follow the layout and the swizzled rows wgmma
 }
 
 // C's tensor map: (M, N, batch) at ldc and the batch stride, boxes of 64 rows (128 bytes, swizzled)
-// by NL columns; and the test, made by the host and again by the kernel, of whether it is used.
-TEST_CASE("TMA=1 without a split: C's tensor box, and where TMA stores C") {
+// by NL columns. TMA=1 without a split moves C through it where C is 16-byte aligned and M, ldc and
+// the batch stride are multiples of 16 bytes; elsewhere (and with a split) the threads store C, and
+// the kernel takes no map of C.
+TEST_CASE("TMA=1 without a split moves C by TMA where C allows it: its tensor box, and which problems") {
   GemmParams p = lower::parse_gemm_params("ML=128,NL=64,MS=8,NS=4,U=32,VA=8,VB=8,TC=2,TMA=1");
-  auto g = ir::dense_gemm(DType::f16, 300, 200, 100, false, true, 2);
+  auto g = ir::dense_gemm(DType::f16, 296, 200, 96, false, true, 2);
   g.ldc = 304, g.stride_c = 304 * 200;
   const auto box = lower::gemm_c_tensor_box(g, p);
-  CHECK(box.dims == std::array<std::uint64_t, 3>{300, 200, 2});
+  CHECK(box.dims == std::array<std::uint64_t, 3>{296, 200, 2});
   CHECK(box.strides == std::array<std::uint64_t, 2>{304 * 2, 304 * 200 * 2});
   CHECK(box.box == std::array<std::uint32_t, 2>{64, 64});
   CHECK(box.swizzle_bytes == 128);
-  auto single = ir::dense_gemm(DType::f16, 300, 200, 100, false, true);
+  auto single = ir::dense_gemm(DType::f16, 296, 200, 96, false, true);
   single.ldc = 304;
   CHECK(lower::gemm_c_tensor_box(single, p).strides[1] == 304 * 2 * 200);  // unused, but valid
 
-  CHECK(lower::gemm_stores_c_by_tma(p));
-  CHECK_FALSE(lower::gemm_stores_c_by_tma(with(p, "KG=2")));  // a split adds its parts: no staging
-  CHECK_FALSE(lower::gemm_stores_c_by_tma(with(p, "TMA=0")));
-  CHECK(lower::gemm_c_tensor_map_used(g, p, 4096, 0.0));
-  CHECK(lower::gemm_c_tensor_map_used(g, p, 4096, -0.0));
-  CHECK(lower::gemm_c_tensor_map_used(g, p, 4096, 1e-50));  // 0 as the f32 the kernel receives
-  CHECK_FALSE(lower::gemm_c_tensor_map_used(g, p, 4096, 0.5));
-  CHECK_FALSE(lower::gemm_c_tensor_map_used(g, p, 4096, std::nan("")));
-  CHECK_FALSE(lower::gemm_c_tensor_map_used(g, p, 4096 + 8, 0.0));
-  CHECK_FALSE(lower::gemm_c_tensor_map_used(g, with(p, "KG=2"), 4096, 0.0));
+  CHECK(lower::gemm_stores_c_by_tma(g, p));
+  CHECK_FALSE(lower::gemm_stores_c_by_tma(g, with(p, "KG=2")));  // a split adds its parts: no staging
+  CHECK_FALSE(lower::gemm_stores_c_by_tma(g, with(p, "TMA=0")));
   ir::Gemm odd = g;
-  odd.ldc = 301;
-  CHECK_FALSE(lower::gemm_c_tensor_map_used(odd, p, 4096, 0.0));
+  odd.align_c = 8;
+  CHECK_FALSE(lower::gemm_stores_c_by_tma(odd, p));
+  odd = g;
+  odd.ldc = 301, odd.stride_c = 301 * 200;
+  CHECK_FALSE(lower::gemm_stores_c_by_tma(odd, p));
   odd = g;
   odd.stride_c = 304 * 200 + 4;
-  CHECK_FALSE(lower::gemm_c_tensor_map_used(odd, p, 4096, 0.0));
+  CHECK_FALSE(lower::gemm_stores_c_by_tma(odd, p));
+  odd.batch = 1;  // the batch stride does not matter without batches
+  CHECK(lower::gemm_stores_c_by_tma(odd, p));
+  // A TMA store writes whole 16-byte runs down a column: an M that ends inside one is the threads'.
+  odd = ir::dense_gemm(DType::f16, 37, 200, 96, true, true);
+  odd.ldc = 40;
+  CHECK_FALSE(lower::gemm_stores_c_by_tma(odd, p));
+  CHECK_LEGAL(lower::check_gemm(odd, p));
+
+  auto emitted = [&](const ir::Gemm& problem) {
+    GemmParams q = p;
+    lower::fit_gemm_load_layouts(problem.a_trans, problem.b_trans, q);
+    return lower::emit_gemm(problem, q, lower::Target{90, true});
+  };
+  for (const ir::Gemm& problem : {g, odd}) {
+    const bool by_tma = lower::gemm_stores_c_by_tma(problem, p);
+    INFO(ir::to_string(problem));
+    const auto kernel = emitted(problem);
+    CHECK(kernel.c_by_tma == by_tma);
+    CHECK(count(kernel.ptx, "_param_17[128]") == (by_tma ? 1 : 0));
+    CHECK(count(kernel.ptx, "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") == (by_tma ? 2 : 0));
+    // The threads' stores: 16-byte vectors where M, ldc and C allow them, elements elsewhere.
+    CHECK((count(kernel.ptx, "st.global") > 0) == !by_tma);
+  }
 }
 
 // A TMA kernel copies with cp.async.bulk.tensor from its tensor-map parameters, which stay in the
@@ -807,7 +835,8 @@ TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-const
       CHECK(count(ptx, ".param .align 64 .b8 " + kernel.main_name + "_param_16[128]") == 1);
       // Without a split, C's map too, and its boxes of 64 rows stored by TMA where beta = 0.
       const bool stores_by_tma = p.kg == 1;
-      CHECK(lower::gemm_stores_c_by_tma(p) == stores_by_tma);
+      CHECK(lower::gemm_stores_c_by_tma(g, p) == stores_by_tma);
+      CHECK(kernel.c_by_tma == stores_by_tma);
       CHECK(count(ptx, ".param .align 64 .b8 " + kernel.main_name + "_param_17[128]") == (stores_by_tma ? 1 : 0));
       CHECK(count(ptx, "cvta.param.u64") == (stores_by_tma ? 3 : 2));
       CHECK(count(ptx, "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") == (stores_by_tma ? p.ml / 64 : 0));
@@ -818,27 +847,28 @@ TEST_CASE("f16 TC=2 TMA=1 kernels copy with cp.async.bulk.tensor from grid-const
       const std::string main_ptx = ptx.substr(ptx.find(".entry " + kernel.main_name));
       CHECK(main_ptx.find(fmt::format(".maxntid {}, 1, 1", launched)) < main_ptx.find("{"));
       const int stages = p.st ? p.st : p.db ? 4 : 3;
-      CHECK(count(ptx, "mbarrier.init.shared::cta.b64") == (c.producer ? 2 : 1) * stages);
+      CHECK(count(ptx, "mbarrier.init.shared::cta.b64") == (c.producer ? 2 : 1) * stages + (stores_by_tma ? 1 : 0));
       // Copies per stage: one box for a K-contiguous operand, tile / R for the other.
       auto boxes = lower::gemm_tensor_boxes(g, p);
       auto copies = [](const lower::GemmTensorBox& box, int tile) {
         return box.box[1] == static_cast<std::uint32_t>(tile) ? 1 : tile / static_cast<int>(box.box[0]);
       };
       const int per_stage = copies(boxes[0], p.ml) + copies(boxes[1], p.nl);
+      // beta != 0 copies C's boxes in first, on an mbarrier of their own after the stages'.
+      CHECK(count(ptx, "cp.async.bulk.tensor.3d.shared::cluster") ==
+            per_stage * (c.producer ? 1 : stages - 1) + (stores_by_tma ? p.ml / 64 : 0));
       if (c.producer) {
-        CHECK(count(ptx, "cp.async.bulk.tensor.3d.shared::cluster") == per_stage);
-        CHECK(count(ptx, "mbarrier.arrive.expect_tx") == 1);
+        CHECK(count(ptx, "mbarrier.arrive.expect_tx") == 1 + (stores_by_tma ? 1 : 0));
         CHECK(count(ptx, "mbarrier.arrive.shared::cta.b64") == 1);  // a consumer warp empties a buffer
         CHECK(count(ptx, "mbarrier.try_wait.parity") >= 2);         // filled (consumers), emptied (producer)
-        // The staged stores (KG = 1) meet at barriers of the consumers alone: two in each of the beta = 0
-        // (stmatrix, then TMA) and beta != 0 paths.
-        CHECK(count(ptx, fmt::format("barrier.sync \t1, {};", p.threads())) == (p.kg == 1 ? 4 : 0));
+        // The staged stores (KG = 1) meet at barriers of the consumers alone: before staging, once C's
+        // mbarrier is initialised (beta != 0), before the TMA store.
+        CHECK(count(ptx, fmt::format("barrier.sync \t1, {};", p.threads())) == (p.kg == 1 ? 3 : 0));
       } else {
         // Issued in the prologue (S - 2 stages, unrolled) and once in the loop.
-        CHECK(count(ptx, "cp.async.bulk.tensor.3d.shared::cluster") == per_stage * (stages - 1));
-        CHECK(count(ptx, "mbarrier.arrive.expect_tx") == stages - 1);
+        CHECK(count(ptx, "mbarrier.arrive.expect_tx") == stages - 1 + (stores_by_tma ? 1 : 0));
         CHECK(count(ptx, "mbarrier.arrive.shared::cta.b64") == 0);
-        CHECK(count(ptx, "mbarrier.try_wait.parity") == 1);
+        CHECK(count(ptx, "mbarrier.try_wait.parity") == 1 + (stores_by_tma ? 1 : 0));
         CHECK(count(ptx, "barrier.sync \t1") == 0);
       }
       CHECK(kernel.shared_bytes == lower::gemm_shared_bytes(DType::f16, at, bt, p));

@@ -128,12 +128,17 @@ std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
 }
 
 // A TC=2 problem of the shape: the contiguous extents rounded up to whole 16-byte copies (8 f16, 4
-// f32), the others left awkward.
-ir::Gemm wgmma_problem(const Shape& s, bool at, bool bt, ir::DType dtype = ir::DType::f16) {
+// f32), the others left awkward (M too, unless `whole_m`); C's columns 16 bytes apart, so that TMA=1
+// without a split moves C by TMA where M is whole (gemm_stores_c_by_tma) and the threads store it
+// elsewhere.
+ir::Gemm wgmma_problem(const Shape& s, bool at, bool bt, ir::DType dtype = ir::DType::f16, bool whole_m = false) {
   const std::int64_t v = 16 / std::int64_t(ir::size_of(dtype));
   auto round = [v](std::int64_t x) { return (x + v - 1) / v * v; };
-  return padded(dtype, at ? s.m : round(s.m), bt ? round(s.n) : s.n, at || !bt ? round(s.k) : s.k, at, bt, s.batch,
-                s.pad);
+  ir::Gemm g = padded(dtype, at && !whole_m ? s.m : round(s.m), bt ? round(s.n) : s.n, at || !bt ? round(s.k) : s.k, at,
+                      bt, s.batch, s.pad);
+  g.ldc = round(g.ldc);
+  g.stride_c = g.ldc * g.n;
+  return g;
 }
 
 // TC=2 (wgmma, sm_90 only) kernels: random TC=2 sets for every layout at awkward sizes, with KG
@@ -178,7 +183,7 @@ std::vector<Case> make_wgmma_cases(const lower::DeviceLimits& limits, bool tma =
 
 // TMA=1 pipelines deeper than four stages (ST), at depths the rule picks and others: 5, 8, 13 and 16
 // buffers, more than a block's K tiles (K = 97, 128) or fewer (2053, 60000: with a producer warp),
-// with KG = 2 in both modes, in every layout.
+// with KG = 2 in both modes, in every layout; M whole, so that TMA moves C.
 std::vector<Case> make_deep_pipeline_cases(const lower::DeviceLimits& limits) {
   std::vector<Case> cases;
   if (limits.sm != 90) return cases;
@@ -187,7 +192,7 @@ std::vector<Case> make_deep_pipeline_cases(const lower::DeviceLimits& limits) {
   for (int layout = 0; layout < 4; ++layout)
     for (const Shape& s : shapes) {
       bool at = layout & 1, bt = layout & 2;
-      const ir::Gemm g = wgmma_problem(s, at, bt);
+      const ir::Gemm g = wgmma_problem(s, at, bt, ir::DType::f16, true);
       std::vector<lower::GemmParams> tma;
       for (const auto& p : lower::gemm_space(g, limits))
         if (p.tma && p.db) tma.push_back(p);
@@ -213,7 +218,7 @@ std::vector<Case> make_deep_pipeline_cases(const lower::DeviceLimits& limits) {
 // TMA=1 with one buffer per K tile (ST=1 or 2, where a block reads at most two K tiles): K of 1, one
 // tile less a few, one tile and a little (two tiles, the last partial), two whole tiles, a split
 // whose blocks read one tile each, and a batch, in every layout: a random set of each depth the
-// space gives the shape.
+// space gives the shape (M whole, so that TMA moves C).
 std::vector<Case> make_shallow_pipeline_cases(const lower::DeviceLimits& limits) {
   std::vector<Case> cases;
   if (limits.sm != 90) return cases;
@@ -222,7 +227,7 @@ std::vector<Case> make_shallow_pipeline_cases(const lower::DeviceLimits& limits)
   for (int layout = 0; layout < 4; ++layout)
     for (const Shape& s : shapes) {
       bool at = layout & 1, bt = layout & 2;
-      const ir::Gemm g = wgmma_problem(s, at, bt);
+      const ir::Gemm g = wgmma_problem(s, at, bt, ir::DType::f16, true);
       std::vector<std::vector<lower::GemmParams>> by_depth(lower::gemm_max_shallow_stages + 1);
       for (const auto& p : lower::gemm_space(g, limits))
         if (p.tma && p.kg == 1 && p.st != 0 && p.st <= lower::gemm_max_shallow_stages)
@@ -243,41 +248,47 @@ std::vector<Case> make_shallow_pipeline_cases(const lower::DeviceLimits& limits)
   return cases;
 }
 
-// TMA=1 without a split stores C by TMA where beta = 0 and C's address, ldc and batch stride are
-// multiples of 16 bytes (lower::gemm_c_tensor_map_used), in boxes of 64 rows clipped at C's edges:
-// a box of 8 rows (M = 200 and 8), one wholly outside (M = 8 with 128-row tiles), a column edge (N
-// prime), a batch. Elsewhere the threads store it: ldc of 201, C 2 bytes past a 16-byte boundary, beta
-// != 0. beta = 1e-50 is 0 in f32, and so to the kernel. Two tile heights, in every layout.
+// TMA=1 without a split moves C by TMA where it can (lower::gemm_stores_c_by_tma), in boxes of 64 rows
+// clipped at C's edges: a box of 8 rows (M = 200 and 8), one wholly outside (M = 8 with 128-row
+// tiles), a column edge (N prime), a batch, C 16 bytes past the allocation's start; beta = 0 (NaNs in
+// C, never read), beta != 0 (C read by TMA), and beta = 1e-50, which is 0 in f32. Where it cannot,
+// the same kernels' threads store C: M = 37 and 61 (ldc 40 and 64), ldc = 201, C only 2-byte aligned.
+// Two tile heights, in every layout.
 std::vector<Case> make_tensor_store_cases(const lower::DeviceLimits& limits) {
   std::vector<Case> cases;
   if (limits.sm != 90) return cases;
   struct Store {
     Shape shape;
-    std::int64_t ldc_extra;  // C's alone
+    std::int64_t ldc_extra;
     double beta;
-    std::size_t c_offset;
-    bool by_tma;
+    std::size_t c_offset;  // elements
   };
-  const Store stores[] = {{{200, 53, 72, 1, 0}, 0, 0.0, 0, true},    {{8, 37, 64, 1, 0}, 0, 0.0, 0, true},
-                          {{64, 64, 128, 3, 8}, 0, 0.0, 0, true},    {{200, 53, 72, 1, 0}, 0, 1e-50, 0, true},
-                          {{200, 53, 72, 1, 0}, 1, 0.0, 0, false},   {{200, 53, 72, 1, 0}, 0, 0.0, 1, false},
-                          {{200, 53, 72, 1, 0}, 0, -0.75, 0, false}};
+  const Store stores[] = {
+      {{200, 53, 72, 1, 0}, 0, 0.0, 0},  {{8, 37, 64, 1, 0}, 0, 0.0, 0},      {{64, 64, 128, 3, 8}, 0, 0.0, 0},
+      {{200, 53, 72, 1, 0}, 0, -0.75, 0}, {{8, 37, 64, 1, 0}, 0, 0.5, 0},     {{64, 64, 128, 3, 8}, 0, 2.0, 8},
+      {{200, 53, 72, 1, 0}, 0, 1e-50, 8}, {{37, 53, 72, 1, 0}, 0, 0.0, 0},    {{61, 29, 64, 2, 0}, 0, -0.75, 0},
+      {{200, 53, 72, 1, 0}, 1, 0.0, 0},   {{200, 53, 72, 1, 0}, 1, 0.5, 0},   {{200, 53, 72, 1, 0}, 0, 0.0, 1},
+  };
+  int by_threads = 0;
   for (const char* text : {"ML=128,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,TC=2,TMA=1",
                            "ML=64,NL=128,MS=8,NS=8,U=32,VA=8,VB=8,TC=2,TMA=1"})
     for (int layout = 0; layout < 4; ++layout)
       for (const Store& s : stores) {
         const bool at = layout & 1, bt = layout & 2;
-        ir::Gemm g = wgmma_problem(s.shape, at, bt);
+        ir::Gemm g = wgmma_problem(s.shape, at, bt);  // M = 37 and 61 stay awkward only where A is K-contiguous
         g.ldc += s.ldc_extra;
         g.stride_c = g.ldc * g.n;
+        if (s.c_offset % 8) g.align_c = 2;
         lower::GemmParams p = lower::parse_gemm_params(text);
         lower::fit_gemm_pipeline_depth(g, p, limits);
         auto legal = lower::check_gemm(g, p, limits);
         REQUIRE_MESSAGE(legal.legal, legal.reason << " for " << ir::to_string(g));
-        const std::uint64_t address = 256 + s.c_offset * 2;  // the allocation's alignment, then the offset
-        REQUIRE(lower::gemm_c_tensor_map_used(g, p, address, s.beta) == s.by_tma);
+        const bool by_tma = g.m % 8 == 0 && g.ldc % 8 == 0 && s.c_offset % 8 == 0;
+        REQUIRE_MESSAGE(lower::gemm_stores_c_by_tma(g, p) == by_tma, ir::to_string(g));
+        by_threads += !by_tma;
         cases.push_back({g, 1.25, s.beta, p, lower::SplitMode::atomic, s.c_offset});
       }
+  CHECK(by_threads == 2 * (4 * 3 + 2 * 2));  // ldc = 201 and 2-byte aligned C everywhere, M awkward in TN and TT
   return cases;
 }
 
@@ -569,13 +580,26 @@ TEST_CASE("GEMM TC=2 TMA=1 ST=1 and 2: one buffer per K tile matches the float64
   compile_and_check(cases);
 }
 
-TEST_CASE("GEMM TC=2 TMA=1: C is stored by TMA where beta = 0 and C allows it, by the threads elsewhere") {
+TEST_CASE("GEMM TC=2 TMA=1: C is read and written by TMA where it can be, clipped at its edges, for any beta") {
   const auto limits = device_limits(runtime::device_info(0));
   if (limits.sm != 90) {
     MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
     return;
   }
   compile_and_check(make_tensor_store_cases(limits));
+  // A kernel that moves C by TMA refuses a problem whose C it cannot move, and the other way round.
+  const auto g = ir::dense_gemm(ir::DType::f16, 64, 64, 64, true, false);
+  auto odd = g;
+  odd.m = 61;
+  lower::GemmParams p = lower::parse_gemm_params("ML=64,NL=64,MS=8,NS=4,U=64,VA=8,VB=8,TC=2,TMA=1");
+  lower::fit_gemm_pipeline_depth(g, p, limits);
+  runtime::Buffer buffer(64 * 64 * 2);
+  runtime::Stream stream;
+  CompiledGemm by_tma(g, p), by_threads(odd, p);
+  CHECK_THROWS_WITH_AS(by_tma.run(odd, buffer.ptr(), buffer.ptr(), buffer.ptr(), 1, 0, stream),
+                       doctest::Contains("compiled for a C that TMA does move"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(by_threads.run(g, buffer.ptr(), buffer.ptr(), buffer.ptr(), 1, 0, stream),
+                       doctest::Contains("compiled for a C that TMA does not move"), InvalidArgument);
 }
 
 TEST_CASE("GEMM: KG that are not powers of two spread K evenly and match the float64 reference") {
@@ -679,6 +703,11 @@ TEST_CASE("GEMM: a problem the kernel was not compiled for is refused with the r
   auto other = ir::dense_gemm(ir::DType::f32, 64, 64, 64, true, true);
   CHECK_THROWS_WITH_AS(kernel.run(other, buffer.ptr(), buffer.ptr(), buffer.ptr(), 1, 0, stream),
                        doctest::Contains("differs in dtype or layout"), InvalidArgument);
+  // Pointers must have the alignment the problem declares (16 bytes unless it says less).
+  CHECK_THROWS_WITH_AS(kernel.run(g, buffer.ptr() + 4, buffer.ptr(), buffer.ptr(), 1, 0, stream),
+                       doctest::Contains("is not 16-byte aligned, as the GEMM"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(kernel.run(g, buffer.ptr(), buffer.ptr(), buffer.ptr() + 8, 1, 0, stream),
+                       doctest::Contains("the B pointer"), InvalidArgument);
 }
 
 // On sm_90 the main kernel of a split is launched to overlap its prepare kernel (and the reduce

@@ -102,8 +102,7 @@ SplitMode parse_split_mode(std::string_view text);
 // Kernel arguments, in this order, for every kernel of a GemmKernel:
 //   main:    (C*, A*, B*, W*, alpha, beta, i32 M, N, K, i64 lda, ldb, ldc, stride_a, stride_b, stride_c)
 //            and with TMA=1 the tensor maps of A and B by value (gemm_tensor_boxes, runtime::TensorMap),
-//            then where gemm_stores_c_by_tma, C's (gemm_c_tensor_box; its contents are read only where
-//            gemm_c_tensor_map_used says so, and may be anything otherwise)
+//            then where gemm_stores_c_by_tma, C's (gemm_c_tensor_box)
 //   prepare: (C*, beta, i32 M, N, i64 ldc, stride_c)                        grid (ceil(ceil(M/V)*N/256), 1, batch),
 //            a chunk of V = gemm_prepare_chunk(dtype) rows of one column per thread
 //   reduce:  (C*, W*, alpha, beta, i32 M, N, i64 ldc, stride_c)              grid (ceil(M*N/256), 1, batch)
@@ -118,6 +117,7 @@ struct GemmKernel {
   // main waits (griddepcontrol.wait) for prepare and reduce for main: each may be launched to
   // overlap the kernel before it (sm_90 programmatic dependent launch)
   bool overlaps_previous = false;
+  bool c_by_tma = false;      // main takes C's tensor map (gemm_stores_c_by_tma), and runs only such problems
   int threads = 0;
   int shared_bytes = 0;       // dynamic shared memory of the main kernel
   int helper_threads = 256;   // block size of prepare/reduce
@@ -144,14 +144,13 @@ struct GemmTensorBox {
 };
 // A's and B's, for a problem that passes check_gemm with these parameters.
 std::array<GemmTensorBox, 2> gemm_tensor_boxes(const ir::Gemm& problem, const GemmParams& p);
-// TMA=1 without a split of K: the kernel takes a tensor map of C too. Where beta = 0 and C allows it
-// (gemm_c_tensor_map_used), its tile is written by TMA stores from shared memory, in boxes of 64 rows
-// x NL columns (swizzled in 128 bytes); elsewhere by the threads.
-bool gemm_stores_c_by_tma(const GemmParams& p);
+// TMA=1 without a split of K, on a problem whose C allows it (16-byte aligned; M, ldc and the batch
+// stride multiples of 16 bytes, since a TMA store writes whole 16-byte runs down a column): the
+// kernel takes a tensor map of C too, and C goes through shared memory both ways in boxes of 64 rows x
+// NL columns (swizzled in 128 bytes), read by TMA where beta != 0 and written by TMA. Elsewhere the
+// threads store C.
+bool gemm_stores_c_by_tma(const ir::Gemm& problem, const GemmParams& p);
 GemmTensorBox gemm_c_tensor_box(const ir::Gemm& problem, const GemmParams& p);
-// The kernel's own test, made on the same arguments: beta = 0, C's address a multiple of 16 bytes,
-// and ldc and the batch stride multiples of 16 bytes.
-bool gemm_c_tensor_map_used(const ir::Gemm& problem, const GemmParams& p, std::uint64_t c_address, double beta);
 
 // Emits the kernels for the problem's dtype and layout. Throws InvalidArgument when
 // check_gemm_params rejects the parameters.
