@@ -444,11 +444,11 @@ void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
 
 // TMA=1 without a split, on a C that allows it (gemm_stores_c_by_tma): the tile is staged as boxes of
 // 64 rows x NL columns, each column's 128 bytes with its 16-byte runs swizzled as TMA's 128-byte mode
-// expects (run r of column n at r XOR n mod 8, which also puts a matrix's 8 columns on distinct banks). Where beta != 0,
-// TMA first copies C's tile there and each warp reads its cells' old values back with ldmatrix, so
-// that alpha AB + beta C is rounded once. One thread then hands the boxes to TMA, which writes what
-// lies inside C. The SM neither reads the staging back nor issues C's stores: on short K those kept
-// its L1 the busiest unit.
+// expects (run r of column n at r XOR n mod 8, which also puts a matrix's 8 columns on distinct
+// banks). Where beta != 0, TMA first copies C's tile there and each warp reads its cells' old values
+// back with ldmatrix, so that alpha AB + beta C is rounded once. One thread then hands the boxes to
+// TMA, which writes what lies inside C. The SM neither reads the staging back nor issues C's stores:
+// on short K those kept its L1 the busiest unit.
 void GemmEmitter::staged_epilogue_tensor(Value* m0, Value* n0) {
   const int box_bytes = 128 * p_.nl;  // 64 f16 rows by NL columns
   Value* smem = b_.CreatePtrToInt(smem_, i32_);
