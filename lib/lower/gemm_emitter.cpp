@@ -358,7 +358,8 @@ Value* GemmEmitter::c_rows_aligned(int width) {
 // On sm_90, f32 accumulators with beta = 0 are staged as f16 by stmatrix (staged_epilogue_matrices):
 // the staging is what kept the SM's L1 busiest on short-K problems (82% against 32% of DRAM on f16
 // attention QK^T, Nsight Compute), and this moves half the bytes in an eighth of the store
-// instructions. beta != 0 keeps f32, so that alpha AB + beta C is rounded once.
+// instructions. beta != 0 keeps f32, so that alpha AB + beta C is rounded once. Where TMA moves C
+// (c_map_), neither: staged_epilogue_tensor.
 void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
   if (c_map_) return staged_epilogue_tensor(m0, n0);
   if (sm_ >= 90 && p_.acc32 && l_.elem == 2) {
