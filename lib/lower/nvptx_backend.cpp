@@ -10,6 +10,7 @@
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -31,6 +32,16 @@ const llvm::Target& nvptx_target() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // CodeGenPrepare starts again from the function's first block after every change to the
+    // dominator tree, unless it counts the function as huge; then it revisits only the blocks it
+    // changed. Our kernels are a few large blocks, so the restarts cost up to 45 ms a kernel (a
+    // third of llc's time on the largest) for PTX that came out byte for byte the same on 502 GEMM
+    // and CONV kernels (docs/emission.md).
+    const char* options[] = {"isaac", "-cgpp-huge-func=0"};
+    std::string errors;
+    llvm::raw_string_ostream error_stream(errors);
+    if (!llvm::cl::ParseCommandLineOptions(2, options, "", &error_stream))
+      throw Error("internal error: LLVM refuses isaac's codegen options: " + errors);
   });
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(nvptx_triple, error);
