@@ -23,6 +23,7 @@ struct CompiledGemm::State {
   runtime::Module module;
   runtime::Kernel main;
   std::optional<runtime::Kernel> prepare, reduce;
+  std::int64_t resident_blocks;  // of main on the whole device at once
   // KG > 1 deterministic: the partial sums, one buffer per stream so that concurrent runs never mix.
   mutable runtime::StreamWorkspaces workspaces;
 };
@@ -33,7 +34,8 @@ lower::DeviceLimits device_limits(const runtime::DeviceInfo& info) {
           .max_shared_per_block = info.max_shared_per_block_optin,
           .registers_per_block = info.registers_per_block,
           .max_registers_per_thread = 255,
-          .sm_count = info.sm_count};
+          .sm_count = info.sm_count,
+          .max_shared_per_sm = info.max_shared_per_sm};
 }
 
 lower::GemmKernel build_gemm_kernel(const ir::Gemm& problem, const lower::GemmParams& params, lower::SplitMode mode,
@@ -54,9 +56,11 @@ CompiledGemm::CompiledGemm(lower::GemmKernel kernel, const lower::GemmParams& pa
   std::optional<runtime::Kernel> prepare, reduce;
   if (!kernel.prepare_name.empty()) prepare = module.kernel(kernel.prepare_name);
   if (!kernel.reduce_name.empty()) reduce = module.kernel(kernel.reduce_name);
-  state_ = std::unique_ptr<State>(new State{params, mode, std::move(kernel), ordinal,
-                                            device_limits(runtime::device_info(ordinal)), std::move(module), main,
-                                            prepare, reduce, {}});
+  const auto info = runtime::device_info(ordinal);
+  const std::int64_t resident =
+      kernel.tile_loop ? std::int64_t{info.sm_count} * main.max_active_blocks_per_sm(kernel.threads, kernel.shared_bytes) : 0;
+  state_ = std::unique_ptr<State>(new State{params, mode, std::move(kernel), ordinal, device_limits(info),
+                                            std::move(module), main, prepare, reduce, resident, {}});
 }
 
 CompiledGemm::CompiledGemm(CompiledGemm&&) noexcept = default;
@@ -66,6 +70,14 @@ CompiledGemm::~CompiledGemm() = default;
 const lower::GemmParams& CompiledGemm::params() const { return state_->params; }
 const lower::GemmKernel& CompiledGemm::kernel() const { return state_->kernel; }
 runtime::KernelAttributes CompiledGemm::attributes() const { return state_->main.attributes(); }
+
+lower::GemmGrid CompiledGemm::launch_grids(const ir::Gemm& g) const {
+  const State& s = *state_;
+  auto grid = lower::gemm_grid(g, s.params, s.mode);
+  if (s.kernel.tile_loop)
+    grid.main = {lower::gemm_tile_loop_blocks(g, s.params, s.resident_blocks), 1, static_cast<unsigned>(g.batch)};
+  return grid;
+}
 
 void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DevicePtr a, runtime::DevicePtr b,
                        double alpha, double beta, const runtime::Stream& stream) const {
@@ -88,7 +100,7 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
       throw InvalidArgument(fmt::format("the {} pointer {:#x} is not {}-byte aligned, as the GEMM {} declares", what, ptr,
                                         std::max(align, elem), ir::to_string(g)));
   runtime::use_device(s.ordinal);
-  auto grid = lower::gemm_grid(g, s.params, s.mode);
+  auto grid = launch_grids(g);
 
   // Scalars travel in the type the kernels declare: f64 for f64 problems, f32 otherwise.
   bool f64 = g.dtype == ir::DType::f64;

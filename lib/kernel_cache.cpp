@@ -141,6 +141,7 @@ lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmP
       auto k = with_shared_fields<lower::GemmKernel>(*e);
       k.reduce_name = e->at("reduce").get<std::string>();
       k.c_by_tma = e->at("c_by_tma").get<bool>();
+      k.tile_loop = e->at("tile_loop").get<bool>();
       ++hits;
       return k;
     } catch (const json::exception&) {
@@ -153,6 +154,7 @@ lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmP
     json e = shared_fields(k);
     e["reduce"] = k.reduce_name;
     e["c_by_tma"] = k.c_by_tma;
+    e["tile_loop"] = k.tile_loop;
     write_entry(key, std::move(e));
   }
   return k;

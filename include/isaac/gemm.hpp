@@ -26,6 +26,10 @@ class CompiledGemm {
   void run(const ir::Gemm& problem, runtime::DevicePtr c, runtime::DevicePtr a, runtime::DevicePtr b, double alpha,
            double beta, const runtime::Stream& stream) const;
 
+  // The grids run() launches for `problem`: lower::gemm_grid's, but for a tile loop (GemmKernel::
+  // tile_loop) a main grid of the blocks the device holds at once (lower::gemm_tile_loop_blocks).
+  lower::GemmGrid launch_grids(const ir::Gemm& problem) const;
+
   const lower::GemmParams& params() const;
   const lower::GemmKernel& kernel() const;
   runtime::KernelAttributes attributes() const;  // of the main kernel, as the driver compiled it

@@ -36,6 +36,7 @@ class GemmEmitter : public TiledKernelBuilder {
         p_(p),
         mode_(mode) {
     producer_warp_ = tma_producer_warp(g, p);
+    tile_loop_ = gemm_tile_loop(g, p);
   }
 
   std::string name() const {
@@ -80,6 +81,12 @@ class GemmEmitter : public TiledKernelBuilder {
   void copy_tile_tma(Value* tile, Value* buffer, Value* barrier) override;
   void epilogue() override;
   void recompute_nan_cells() override;
+  Value* tile_count() override;
+  void enter_tile(Value* tile) override;
+  void init_epilogue_barriers() override;
+  // Sets bm_ and bn_ for the block's tile `tile`, numbered in groups of SW tile rows so that
+  // neighbours share A and B in L2.
+  void place_tile(Value* tile);
   void staged_epilogue(Value* m0, Value* n0);
   void staged_epilogue_cells(Value* m0, Value* n0);
   void staged_epilogue_matrices(Value* m0, Value* n0);
@@ -450,32 +457,46 @@ void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
 // back with ldmatrix, so that alpha AB + beta C is rounded once. One thread then hands the boxes to
 // TMA, which writes what lies inside C. The SM neither reads the staging back nor issues C's stores:
 // on short K those kept its L1 the busiest unit.
+//
+// In a tile loop the staging has memory of its own (the producer is already filling the stages with
+// the next tile's operands), C's mbarrier was initialised with the stages', and its phase is the
+// parity of the tiles done.
 void GemmEmitter::staged_epilogue_tensor(Value* m0, Value* n0) {
   const int box_bytes = 128 * p_.nl;  // 64 f16 rows by NL columns
+  const int staging = tile_loop_ ? l_.tile_loop_staging_offset(p_) : 0;
   Value* smem = b_.CreatePtrToInt(smem_, i32_);
   auto boxes = [&](const std::function<void(Value* coordinate_m, Value* box_address)>& f) {
-    for (int box = 0; box < p_.ml / 64; ++box) f(b_.CreateAdd(m0, c32(64 * box)), b_.CreateAdd(smem, c32(box * box_bytes)));
+    for (int box = 0; box < p_.ml / 64; ++box)
+      f(b_.CreateAdd(m0, c32(64 * box)), b_.CreateAdd(smem, c32(staging + box * box_bytes)));
   };
   auto offset = [&](Value* row, Value* column) {
     Value* box = b_.CreateLShr(row, c32(6));
     Value* run = b_.CreateAnd(b_.CreateLShr(row, c32(3)), c32(7));
     Value* swizzled = b_.CreateXor(run, b_.CreateAnd(column, c32(7)));
-    return b_.CreateAdd(b_.CreateAdd(b_.CreateMul(box, c32(box_bytes)), b_.CreateMul(column, c32(128))),
-                        b_.CreateMul(swizzled, c32(16)));
+    Value* bytes = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(box, c32(box_bytes)), b_.CreateMul(column, c32(128))),
+                                b_.CreateMul(swizzled, c32(16)));
+    return staging ? b_.CreateAdd(bytes, c32(staging)) : bytes;
   };
   Value* leader = b_.CreateICmpEQ(tid_, c32(0));
-  barrier();  // every warp is done with the pipeline's buffers
+  // Every warp is done with the pipeline's buffers (in a tile loop: TMA has read the last tile's staging).
+  barrier();
   if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { stage_matrices(offset, false); },
           [&] {
             Value* loaded = b_.CreateAdd(smem, c32(l_.c_barrier_offset(p_)));
             if_then(leader, [&] {
-              mbarrier_init(loaded, 1);
-              ptx_statement("fence.mbarrier_init.release.cluster;", "", {});
+              if (!tile_loop_) {
+                mbarrier_init(loaded, 1);
+                ptx_statement("fence.mbarrier_init.release.cluster;", "", {});
+              }
               mbarrier_expect_bytes(loaded, p_.ml * p_.nl * l_.elem);
               boxes([&](Value* m, Value* address) { tensor_copy(address, c_map_, {m, n0, bz_}, loaded); });
             });
-            barrier();  // the mbarrier is initialised
-            mbarrier_wait(loaded, c32(0));
+            if (tile_loop_) {
+              mbarrier_wait(loaded, b_.CreateLoad(i32_, tile_parity_));
+            } else {
+              barrier();  // the mbarrier is initialised
+              mbarrier_wait(loaded, c32(0));
+            }
             stage_matrices(offset, true);
           });
   // The stmatrix writes are the generic proxy's, the tensor store reads through the async proxy.
@@ -584,15 +605,7 @@ void GemmEmitter::emit_main() {
   kz_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y);
   bz_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z);
 
-  // Swizzle: blocks are numbered in groups of SW tile rows so that neighbours share A and B in L2.
-  Value* num_m = b_.CreateUDiv(b_.CreateAdd(M_, c32(p_.ml - 1)), c32(p_.ml));
-  Value* num_n = b_.CreateUDiv(b_.CreateAdd(N_, c32(p_.nl - 1)), c32(p_.nl));
-  Value* group_width = b_.CreateMul(num_n, c32(p_.sw));
-  Value* first_m = b_.CreateMul(b_.CreateUDiv(pid, group_width), c32(p_.sw));
-  Value* group_rows = min32(b_.CreateSub(num_m, first_m), c32(p_.sw));
-  Value* in_group = b_.CreateURem(pid, group_width);
-  bm_ = b_.CreateAdd(first_m, b_.CreateURem(in_group, group_rows));
-  bn_ = b_.CreateUDiv(in_group, group_rows);
+  place_tile(pid);
 
   Value* batch = b_.CreateSExt(bz_, i64_);
   A_ = gep(elem_, A_, b_.CreateMul(batch, stride_a));
@@ -656,6 +669,30 @@ void GemmEmitter::emit_main() {
   }
 
   accumulate_and_store(full, total, sm_ >= 90);
+}
+
+void GemmEmitter::place_tile(Value* tile) {
+  Value* num_m = b_.CreateUDiv(b_.CreateAdd(M_, c32(p_.ml - 1)), c32(p_.ml));
+  Value* num_n = b_.CreateUDiv(b_.CreateAdd(N_, c32(p_.nl - 1)), c32(p_.nl));
+  Value* group_width = b_.CreateMul(num_n, c32(p_.sw));
+  Value* first_m = b_.CreateMul(b_.CreateUDiv(tile, group_width), c32(p_.sw));
+  Value* group_rows = min32(b_.CreateSub(num_m, first_m), c32(p_.sw));
+  Value* in_group = b_.CreateURem(tile, group_width);
+  bm_ = b_.CreateAdd(first_m, b_.CreateURem(in_group, group_rows));
+  bn_ = b_.CreateUDiv(in_group, group_rows);
+}
+
+// A tile loop's blocks share out the tiles of their batch (ctaid.z), as the grid's x would.
+Value* GemmEmitter::tile_count() {
+  return b_.CreateMul(b_.CreateUDiv(b_.CreateAdd(M_, c32(p_.ml - 1)), c32(p_.ml)),
+                      b_.CreateUDiv(b_.CreateAdd(N_, c32(p_.nl - 1)), c32(p_.nl)));
+}
+
+void GemmEmitter::enter_tile(Value* tile) { place_tile(tile); }
+
+// C's copy into the staging completes on an mbarrier of its own, once per tile where beta != 0.
+void GemmEmitter::init_epilogue_barriers() {
+  if (tile_loop_ && c_map_) mbarrier_init(b_.CreateAdd(b_.CreatePtrToInt(smem_, i32_), c32(l_.c_barrier_offset(p_))), 1);
 }
 
 // f32 on tensor cores (TC=1 and 2): the cells that come out NaN are computed again with FMA
@@ -793,6 +830,10 @@ GemmGrid gemm_grid(const ir::Gemm& g, const GemmParams& p, SplitMode mode) {
   return grid;
 }
 
+unsigned gemm_tile_loop_blocks(const ir::Gemm& g, const GemmParams& p, std::int64_t resident) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>(resident / g.batch, 1, gemm_block_tiles(g, p)));
+}
+
 std::array<GemmTensorBox, 2> gemm_tensor_boxes(const ir::Gemm& g, const GemmParams& p) {
   GemmLayout l(g.dtype, g.a_trans, g.b_trans, p);
   auto box = [&](bool k_contiguous, std::int64_t mn, std::int64_t ld, std::int64_t stride, int tile,
@@ -867,8 +908,10 @@ GemmKernel emit_gemm(const ir::Gemm& g, const GemmParams& p, const Target& targe
   kernel.ptx = compile_to_ptx(*module, target_for_params, Optimisation::light);
   kernel.overlaps_previous = target.sm >= 90;
   kernel.c_by_tma = gemm_stores_c_by_tma(g, p);
+  kernel.tile_loop = gemm_tile_loop(g, p);
   kernel.threads = gemm_launch_threads(g, p);
-  kernel.shared_bytes = gemm_shared_bytes(g.dtype, g.a_trans, g.b_trans, p);
+  kernel.shared_bytes = kernel.tile_loop ? GemmLayout(g.dtype, g.a_trans, g.b_trans, p).tile_loop_shared_bytes(p)
+                                         : gemm_shared_bytes(g.dtype, g.a_trans, g.b_trans, p);
   kernel.emit_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return kernel;
 }

@@ -123,6 +123,10 @@ struct GemmLayout {
     if (!p.tma) return std::max(shared_bytes(p), staging_bytes(p));
     return c_barrier_offset(p) + (staged_stores(p) ? 8 : 0);
   }
+  // A tile loop (gemm_tile_loop) stages C's f16 tile in memory of its own after the rest, aligned
+  // for TMA's 128-byte swizzle, while the producer fills the stages with the next tile's operands.
+  int tile_loop_staging_offset(const GemmParams& p) const { return (c_barrier_offset(p) + 8 + 1023) / 1024 * 1024; }
+  int tile_loop_shared_bytes(const GemmParams& p) const { return tile_loop_staging_offset(p) + p.ml * p.nl * elem; }
   // TC=2: the bytes of one row of an operand's swizzled shared-memory tile (32, 64 or 128: wgmma's
   // swizzle modes): 2U for a K-contiguous operand, else the M/N extent of one wgmma (up to 128).
   int wgmma_width(const GemmParams& p, bool k_contiguous, int mn_per_instruction) const {
@@ -145,5 +149,7 @@ inline std::int64_t gemm_k_tiles_per_block(const ir::Gemm& g, const GemmParams& 
 // there is little to overlap, and the warp's registers cost blocks per SM (H100, docs/tensor-cores.md).
 inline constexpr int tma_producer_min_stages = 8;
 bool tma_producer_warp(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device = {});
+// Whether one more warp leaves the consumers the registers legality gives them.
+bool tma_producer_fits(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device);
 
 }  // namespace isaac::lower

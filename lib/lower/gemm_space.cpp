@@ -80,7 +80,15 @@ int gemm_shallow_stages(const ir::Gemm& problem, const GemmParams& p) {
 
 void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const DeviceLimits& device) {
   p.st = gemm_shallow_stages(problem, p);
-  if (p.st || !p.tma || !p.db) return;
+  if (p.st) {
+    // A tile loop copies the next tile's operands while this tile's are read: a block of one K tile
+    // gets a second buffer, one of two the four of ST=0 (docs/tensor-cores.md, "Tile loops").
+    GemmParams loop = p;
+    loop.st = p.st == 1 ? 2 : 0;
+    if (gemm_tile_loop(problem, loop, device)) p.st = loop.st;
+    return;
+  }
+  if (!p.tma || !p.db) return;
   if (!gemm_grid_fits_at_once(problem, p, device)) return;
   const std::int64_t k_tiles = gemm_k_tiles_per_block(problem, p);
   for (int st = int(std::min<std::int64_t>(gemm_max_stages, k_tiles)); st >= gemm_min_deep_stages; --st) {

@@ -85,18 +85,22 @@ void KernelBuilder::if_else(Value* cond, const std::function<void()>& then, cons
 }
 
 void KernelBuilder::for_loop(Value* count, const std::function<void(Value*)>& body) {
+  for_range(c32(0), count, c32(1), body);
+}
+
+void KernelBuilder::for_range(Value* first, Value* end, Value* step, const std::function<void(Value*)>& body) {
   auto* counter = local(i32_, "t");
-  b_.CreateStore(c32(0), counter);
+  b_.CreateStore(first, counter);
   auto* head = llvm::BasicBlock::Create(ctx_, "loop", function_);
   auto* body_bb = llvm::BasicBlock::Create(ctx_, "body", function_);
   auto* done = llvm::BasicBlock::Create(ctx_, "done", function_);
   b_.CreateBr(head);
   b_.SetInsertPoint(head);
   Value* t = b_.CreateLoad(i32_, counter);
-  b_.CreateCondBr(b_.CreateICmpSLT(t, count), body_bb, done);
+  b_.CreateCondBr(b_.CreateICmpSLT(t, end), body_bb, done);
   b_.SetInsertPoint(body_bb);
   body(t);
-  b_.CreateStore(b_.CreateAdd(t, c32(1)), counter);
+  b_.CreateStore(b_.CreateAdd(t, step), counter);
   b_.CreateBr(head);
   b_.SetInsertPoint(done);
 }
@@ -330,6 +334,10 @@ void TiledKernelBuilder::allocate_accumulators() {
     acc_cells_.push_back(local(acc_, "acc"));
     b_.CreateStore(zero(acc_), acc_cells_.back());
   }
+}
+
+void TiledKernelBuilder::zero_accumulators() {
+  for (auto* cell : acc_cells_) b_.CreateStore(zero(acc_), cell);
 }
 
 void TiledKernelBuilder::store_tile(Value* stage) {
@@ -810,6 +818,7 @@ void TiledKernelBuilder::recompute_nan_cells_with(const std::function<CellReader
 
 void TiledKernelBuilder::accumulate_and_store(Value* full, Value* total, bool overlap_previous) {
   allocate_accumulators();
+  if (tile_loop_) return tile_loop_tma(total);
   main_loop(full, total);
   recompute_nan_cells();
   reduce_warp_groups();
@@ -949,29 +958,48 @@ void TiledKernelBuilder::copy_tile_tma(Value*, Value*, Value*) {
 //  - else thread 0, S - 2 stages ahead, into the buffer of stage t - 2, after a block barrier per
 //    stage: every warp group has then waited for its wgmma of stage t - 2 (wait_group 1 after
 //    issuing stage t - 1).
-void TiledKernelBuilder::main_loop_tma(Value* total) {
-  const int s = l_.stages, consumer_warps = l_.threads / 32;
-  Value* barriers = b_.CreatePtrToInt(gep(b_.getInt8Ty(), smem_, c32(barriers_offset())), i32_);
-  auto filled = [&](Value* buffer) { return b_.CreateAdd(barriers, b_.CreateMul(buffer, c32(8))); };
-  auto emptied = [&](Value* buffer) { return b_.CreateAdd(filled(buffer), c32(8 * s)); };
-  auto copy = [&](Value* tile) {
-    Value* buffer = b_.CreateURem(tile, c32(s));
-    mbarrier_expect_bytes(filled(buffer), stage_bytes());
-    copy_tile_tma(tile, buffer, filled(buffer));
-  };
-  auto wait_filled = [&](Value* t) {
-    mbarrier_wait(filled(b_.CreateURem(t, c32(s))), b_.CreateAnd(b_.CreateUDiv(t, c32(s)), c32(1)));
-  };
+llvm::Value* TiledKernelBuilder::filled_barrier(Value* buffer) {
+  return b_.CreateAdd(stage_barriers_, b_.CreateMul(buffer, c32(8)));
+}
+
+llvm::Value* TiledKernelBuilder::emptied_barrier(Value* buffer) {
+  return b_.CreateAdd(filled_barrier(buffer), c32(8 * l_.stages));
+}
+
+void TiledKernelBuilder::copy_stage_tma(Value* tile, Value* buffer) {
+  mbarrier_expect_bytes(filled_barrier(buffer), stage_bytes());
+  copy_tile_tma(tile, buffer, filled_barrier(buffer));
+}
+
+void TiledKernelBuilder::wait_stage_filled(Value* stage) {
+  const int s = l_.stages;
+  mbarrier_wait(filled_barrier(b_.CreateURem(stage, c32(s))), b_.CreateAnd(b_.CreateUDiv(stage, c32(s)), c32(1)));
+}
+
+void TiledKernelBuilder::init_stage_barriers() {
+  stage_barriers_ = b_.CreatePtrToInt(gep(b_.getInt8Ty(), smem_, c32(barriers_offset())), i32_);
   Value* leader = b_.CreateICmpEQ(tid_, c32(0));
   if_then(leader, [&] {
-    for (int buffer = 0; buffer < s; ++buffer) {
-      mbarrier_init(filled(c32(buffer)), 1);
-      if (producer_warp_) mbarrier_init(emptied(c32(buffer)), consumer_warps);
+    for (int buffer = 0; buffer < l_.stages; ++buffer) {
+      mbarrier_init(filled_barrier(c32(buffer)), 1);
+      if (producer_warp_) mbarrier_init(emptied_barrier(c32(buffer)), l_.threads / 32);
     }
+    init_epilogue_barriers();
     // Makes the initialisation visible to the async proxy, which the copies' completions use.
     ptx_statement("fence.mbarrier_init.release.cluster;", "", {});
   });
   barrier();
+}
+
+llvm::Value* TiledKernelBuilder::tile_count() { throw Error("internal error: this template has no tile loop"); }
+
+void TiledKernelBuilder::enter_tile(Value*) { throw Error("internal error: this template has no tile loop"); }
+
+void TiledKernelBuilder::main_loop_tma(Value* total) {
+  const int s = l_.stages;
+  auto copy = [&](Value* tile) { copy_stage_tma(tile, b_.CreateURem(tile, c32(s))); };
+  init_stage_barriers();
+  Value* leader = b_.CreateICmpEQ(tid_, c32(0));
 
   if (producer_warp_) {
     barrier_threads_ = l_.threads;  // the barriers after the main loop are the consumers' alone
@@ -979,23 +1007,10 @@ void TiledKernelBuilder::main_loop_tma(Value* total) {
     auto* consumer = llvm::BasicBlock::Create(ctx_, "consumer", function_);
     b_.CreateCondBr(b_.CreateICmpUGE(tid_, c32(l_.threads)), producer, consumer);
     b_.SetInsertPoint(producer);
-    if_then(b_.CreateICmpEQ(tid_, c32(l_.threads)), [&] {
-      for_loop(total, [&](Value* t) {
-        Value* use = b_.CreateUDiv(t, c32(s));
-        if_then(b_.CreateICmpNE(use, c32(0)), [&] {
-          mbarrier_wait(emptied(b_.CreateURem(t, c32(s))), b_.CreateAnd(b_.CreateSub(use, c32(1)), c32(1)));
-        });
-        copy(t);
-      });
-    });
+    if_then(b_.CreateICmpEQ(tid_, c32(l_.threads)), [&] { produce_stages(total, nullptr); });
     b_.CreateRetVoid();
     b_.SetInsertPoint(consumer);
-    for_loop(total, [&](Value* t) {
-      wait_filled(t);
-      compute_stage(b_.CreateURem(t, c32(s)));  // ends with wait_group 1: the wgmma of stage t - 1 is done
-      if_then(b_.CreateAnd(b_.CreateICmpNE(t, c32(0)), b_.CreateICmpEQ(lane_, c32(0))),
-              [&] { mbarrier_arrive(emptied(b_.CreateURem(b_.CreateAdd(t, c32(s - 1)), c32(s)))); });
-    });
+    consume_stages(total, nullptr);
   } else if (s <= gemm_max_shallow_stages) {
     // ST=1 or 2: the block's tiles (at most s, legality says) each have their buffer: all are copied
     // at once, and no buffer is refilled, so no stage waits for another warp.
@@ -1003,7 +1018,7 @@ void TiledKernelBuilder::main_loop_tma(Value* total) {
       for (int t = 0; t < s; ++t) if_then(b_.CreateICmpSLT(c32(t), total), [&] { copy(c32(t)); });
     });
     for_loop(total, [&](Value* t) {
-      wait_filled(t);
+      wait_stage_filled(t);
       compute_stage(t);
     });
   } else {
@@ -1011,7 +1026,7 @@ void TiledKernelBuilder::main_loop_tma(Value* total) {
     auto issue = [&](Value* tile) { if_then(b_.CreateAnd(leader, b_.CreateICmpSLT(tile, total)), [&] { copy(tile); }); };
     for (int t = 0; t < ahead; ++t) issue(c32(t));
     for_loop(total, [&](Value* t) {
-      wait_filled(t);
+      wait_stage_filled(t);
       barrier();
       issue(b_.CreateAdd(t, c32(ahead)));
       compute_stage(b_.CreateURem(t, c32(s)));
@@ -1019,6 +1034,85 @@ void TiledKernelBuilder::main_loop_tma(Value* total) {
   }
   wgmma_op("wgmma.wait_group.sync.aligned 0;");
   pin_accumulators();
+}
+
+void TiledKernelBuilder::produce_stages(Value* total, Value* first) {
+  const int s = l_.stages;
+  for_loop(total, [&](Value* t) {
+    Value* stage = first ? b_.CreateAdd(first, t) : t;
+    Value* use = b_.CreateUDiv(stage, c32(s));
+    if_then(b_.CreateICmpNE(use, c32(0)), [&] {
+      mbarrier_wait(emptied_barrier(b_.CreateURem(stage, c32(s))), b_.CreateAnd(b_.CreateSub(use, c32(1)), c32(1)));
+    });
+    copy_stage_tma(t, b_.CreateURem(stage, c32(s)));
+  });
+}
+
+void TiledKernelBuilder::consume_stages(Value* total, Value* first) {
+  const int s = l_.stages;
+  for_loop(total, [&](Value* t) {
+    Value* stage = first ? b_.CreateAdd(first, t) : t;
+    wait_stage_filled(stage);
+    compute_stage(b_.CreateURem(stage, c32(s)));  // ends with wait_group 1: the wgmma of stage - 1 is done
+    if_then(b_.CreateAnd(b_.CreateICmpNE(t, c32(0)), b_.CreateICmpEQ(lane_, c32(0))),
+            [&] { mbarrier_arrive(emptied_barrier(b_.CreateURem(b_.CreateAdd(stage, c32(s - 1)), c32(s)))); });
+  });
+}
+
+// The block runs tiles ctaid.x, ctaid.x + nctaid.x, ... of tile_count(), through one ring of stages
+// whose count (stages_done) runs on from tile to tile, so that the producer warp copies the next
+// tile's operands while the consumers stage and store this one's C. A buffer read by a tile's last
+// stage is handed back once its wgmma is done (wait_group 0), before the epilogue; the others as in
+// main_loop_tma. Legality keeps one buffer (ST=1) to one K tile per block's tile, so no stage waits
+// for a buffer that only a later stage of its own tile would free.
+void TiledKernelBuilder::tile_loop_tma(Value* total) {
+  const int s = l_.stages;
+  init_stage_barriers();
+  barrier_threads_ = l_.threads;  // the producer warp takes no part in the epilogues' barriers
+  Value* first_tile = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  Value* step = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+  Value* tiles = tile_count();
+  auto* stages_done = local(i32_, "stages_done");
+  b_.CreateStore(c32(0), stages_done);
+  tile_parity_ = local(i32_, "tile_parity");
+  b_.CreateStore(c32(0), tile_parity_);
+  auto* producer = llvm::BasicBlock::Create(ctx_, "producer", function_);
+  auto* consumer = llvm::BasicBlock::Create(ctx_, "consumer", function_);
+  b_.CreateCondBr(b_.CreateICmpUGE(tid_, c32(l_.threads)), producer, consumer);
+  b_.SetInsertPoint(producer);
+  if_then(b_.CreateICmpEQ(tid_, c32(l_.threads)), [&] {
+    for_range(first_tile, tiles, step, [&](Value* tile) {
+      enter_tile(tile);
+      Value* first = b_.CreateLoad(i32_, stages_done);
+      produce_stages(total, first);
+      b_.CreateStore(b_.CreateAdd(first, total), stages_done);
+    });
+  });
+  b_.CreateRetVoid();
+  b_.SetInsertPoint(consumer);
+  for_range(first_tile, tiles, step, [&](Value* tile) {
+    // The addresses of the wgmma operands and of the epilogue derive from the thread's coordinates.
+    // Left loop-invariant, LLVM computes them once before the loop and keeps them live beside the
+    // accumulators (a 128 x 128 tile took 201 registers instead of 154). Read here through inline asm,
+    // which nothing moves, the thread's index makes them this tile's, computed where they are used.
+    const auto coordinates = std::tuple(tid_, tm_, tn_, tk_, wm_, wn_, warp_, lane_, group_, quad_);
+    tid_ = b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(i32_, false), "mov.u32 $0, %tid.x;", "=r", true));
+    thread_coordinates();
+    enter_tile(tile);
+    zero_accumulators();
+    Value* first = b_.CreateLoad(i32_, stages_done);
+    consume_stages(total, first);
+    wgmma_op("wgmma.wait_group.sync.aligned 0;");
+    pin_accumulators();
+    Value* done = b_.CreateAdd(first, total);
+    b_.CreateStore(done, stages_done);
+    if_then(b_.CreateAnd(b_.CreateICmpNE(total, c32(0)), b_.CreateICmpEQ(lane_, c32(0))),
+            [&] { mbarrier_arrive(emptied_barrier(b_.CreateURem(b_.CreateAdd(done, c32(s - 1)), c32(s)))); });
+    epilogue();
+    std::tie(tid_, tm_, tn_, tk_, wm_, wn_, warp_, lane_, group_, quad_) = coordinates;
+    b_.CreateStore(b_.CreateXor(b_.CreateLoad(i32_, tile_parity_), c32(1)), tile_parity_);
+  });
+  b_.CreateRetVoid();
 }
 
 // TC=1: a pipeline of `stages` shared-memory buffers filled by cp.async. Stage t is copied S - 1

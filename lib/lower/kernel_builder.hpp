@@ -65,6 +65,8 @@ class KernelBuilder {
   void if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise);
   // for (t = 0; t < count; ++t) body(t), with count an i32.
   void for_loop(Value* count, const std::function<void(Value*)>& body);
+  // for (t = first; t < end; t += step) body(t), all i32.
+  void for_range(Value* first, Value* end, Value* step, const std::function<void(Value*)>& body);
 
   // Stores (op "st") or atomically adds (op "red") `value` to global `ptr` where `pred` holds.
   void predicated(const char* op, Value* ptr, Value* value, Value* pred);
@@ -151,6 +153,12 @@ class TiledKernelBuilder : public KernelBuilder {
   virtual void copy_tile_tma(Value* tile, Value* buffer, Value* barrier);
   // TMA=1: where the stages' mbarriers lie in shared memory (bytes).
   virtual int barriers_offset() const { return l_.barriers_offset(t_); }
+  // A tile loop (tile_loop_): the tiles a block's loop runs over, and the set-up of tile `tile`'s
+  // coordinates before its copies and its epilogue; mbarriers of the epilogue's own, initialised with
+  // the stages'.
+  virtual Value* tile_count();
+  virtual void enter_tile(Value* tile);
+  virtual void init_epilogue_barriers() {}
   // Called between the main loop and the warp-group reduction: the f32 tensor-core kernels compute
   // again, with FMA, the cells that came out NaN (recompute_nan_cells_with).
   virtual void recompute_nan_cells() {}
@@ -193,6 +201,7 @@ class TiledKernelBuilder : public KernelBuilder {
   void thread_coordinates();
   // The accumulator cells, zeroed.
   void allocate_accumulators();
+  void zero_accumulators();
   // Writes the prefetch registers into shared-memory stage `stage`, transposing where the global
   // contiguous axis is K.
   void store_tile(Value* stage);
@@ -234,6 +243,22 @@ class TiledKernelBuilder : public KernelBuilder {
   void main_loop(Value* full, Value* total);
   void main_loop_async(Value* full, Value* total);
   void main_loop_tma(Value* total);
+  // TMA=1: thread 0 initialises the stages' mbarriers (stage_barriers_), then a block barrier. A
+  // buffer's "filled" one (filled_barrier) completes when a stage's bytes have landed, with a producer
+  // warp its "emptied" one (emptied_barrier) when every consumer warp is done reading it.
+  void init_stage_barriers();
+  Value* filled_barrier(Value* buffer);
+  Value* emptied_barrier(Value* buffer);
+  // Copies K tile `tile` into buffer `buffer`, counted on its filled mbarrier; waits for stage `stage`
+  // (counted over the block's whole run) to have landed in its buffer.
+  void copy_stage_tma(Value* tile, Value* buffer);
+  void wait_stage_filled(Value* stage);
+  // With a producer warp: the producer's copies and the consumers' wgmma of the block's stages first ..
+  // first + total - 1 (null: from 0), which are K tiles 0 .. total - 1 of its tile.
+  void produce_stages(Value* total, Value* first);
+  void consume_stages(Value* total, Value* first);
+  // The main loop and the epilogue of each of the block's tiles (tile_loop_), then the return.
+  void tile_loop_tma(Value* total);
   // The kernel's body after its set-up: accumulators, main loop, warp-group reduction, then the
   // epilogue in warp group 0, and the return. With `overlap_previous` (sm_90), the main loop may
   // run while the kernel before (a split's prepare kernel) still does, and the epilogue waits for it.
@@ -250,6 +275,11 @@ class TiledKernelBuilder : public KernelBuilder {
   Value *wm_ = nullptr, *wn_ = nullptr, *lane_ = nullptr, *group_ = nullptr, *quad_ = nullptr, *warp_ = nullptr;
   Value *k_begin_ = nullptr, *k_end_ = nullptr;
   bool producer_warp_ = false;  // TMA=1: tma_producer_warp (GEMM), conv_tma_producer_warp (CONV)
+  bool tile_loop_ = false;      // GEMM: gemm_tile_loop
+  Value* stage_barriers_ = nullptr;
+  // A tile loop: 0 or 1, the parity of the tiles the block has stored (a phase of the epilogue's
+  // mbarriers).
+  llvm::AllocaInst* tile_parity_ = nullptr;
   std::vector<LoadSlot> slots_a_, slots_b_;
   std::vector<llvm::AllocaInst*> pre_a_, pre_b_;  // per slot: the prefetched vector
   std::vector<llvm::AllocaInst*> acc_cells_;      // MS*NS (or MS*NS/2 f16x2) accumulators

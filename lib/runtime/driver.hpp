@@ -18,7 +18,7 @@ namespace isaac::runtime::driver {
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuModuleLoadDataEx) X(cuModuleLoadData)               \
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute)                \
   X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuCtxSynchronize) X(cuTensorMapEncodeTiled)                  \
-  X(cuTensorMapEncodeIm2col)
+  X(cuTensorMapEncodeIm2col) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 struct Api {
 #define ISAAC_DECLARE(name) decltype(&::name) name = nullptr;

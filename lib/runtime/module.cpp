@@ -77,6 +77,13 @@ void Kernel::set_max_dynamic_shared(int bytes) const {
            bytes);
 }
 
+int Kernel::max_active_blocks_per_sm(int threads, int dynamic_shared_bytes) const {
+  int blocks = 0;
+  ISAAC_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &blocks, static_cast<CUfunction>(handle_), threads,
+           static_cast<std::size_t>(dynamic_shared_bytes));
+  return blocks;
+}
+
 void launch(const Kernel& kernel, Dim3 grid, Dim3 block, unsigned dynamic_shared_bytes, const Stream& stream,
             void** args, LaunchOrder order) {
   if (order == LaunchOrder::after_previous) {

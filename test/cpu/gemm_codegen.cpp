@@ -663,23 +663,34 @@ TEST_CASE("f16 staged stores on sm_90 write the tile with stmatrix where beta = 
   CHECK(count(ptx_of("ML=64,NL=32,MS=2,NS=8,U=32,VA=4,VB=4,DB=1,TC=1", 90, DType::f32), "stmatrix") == 0);
 }
 
-// A block that reads one or two K tiles gets one buffer per tile (ST=1 or 2), whatever its grid; a run
-// with a longer K is refused, since the buffers would not hold its tiles.
-TEST_CASE("fit_gemm_pipeline_depth gives a block of one or two K tiles a buffer per tile") {
+// A block that reads one or two K tiles gets one buffer per tile (ST=1 or 2), unless it runs as a tile
+// loop; a run with a longer K is refused, since the buffers would not hold its tiles. A tile loop's
+// producer copies the next tile's K tiles while this tile's are read: two buffers for one K tile, the
+// four of ST=0 for two.
+TEST_CASE("fit_gemm_pipeline_depth gives a block of one or two K tiles a buffer per tile, more in a tile loop") {
   auto depth = [](const ir::Gemm& g, const char* text) {
     GemmParams p = lower::parse_gemm_params(text);
     lower::fit_gemm_pipeline_depth(g, p);
     return p.st;
   };
   const char* tile = "ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1";
-  auto attention = [](std::int64_t k) { return ir::dense_gemm(DType::f16, 512, 512, k, true, false, 128); };
-  CHECK(depth(attention(64), tile) == 1);  // 2,048 blocks: many waves
+  // 2 batches of 16 tiles: on the SMs at once, no tile loop.
+  auto attention = [](std::int64_t k, std::int64_t batch = 2) {
+    return ir::dense_gemm(DType::f16, 512, 512, k, true, false, batch);
+  };
+  CHECK(depth(attention(64), tile) == 1);
   CHECK(depth(attention(1), tile) == 1);
   CHECK(depth(attention(0), tile) == 1);
   CHECK(depth(attention(65), tile) == 2);
   CHECK(depth(attention(128), tile) == 2);
+  // 128 batches, 2,048 tiles: tile loops.
+  CHECK(depth(attention(64, 128), tile) == 2);
+  CHECK(depth(attention(0, 128), tile) == 2);
+  CHECK(depth(attention(65, 128), tile) == 0);
+  CHECK(depth(attention(128, 128), tile) == 0);
+  CHECK(depth(attention(64, 128), "ML=128,NL=128,MS=16,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1") == 1);  // 128 accumulators
   CHECK(depth(attention(129), tile) == 0);  // three tiles: the ring of four stages
-  CHECK(depth(attention(512), "ML=128,NL=128,MS=8,NS=8,U=64,KG=4,VA=8,VB=8,TC=2,TMA=1") == 2);
+  CHECK(depth(attention(512, 128), "ML=128,NL=128,MS=8,NS=8,U=64,KG=4,VA=8,VB=8,TC=2,TMA=1") == 2);  // a split
   CHECK(depth(attention(64), "ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,DB=0,TC=2,TMA=1") == 0);
   CHECK(depth(attention(64), "ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2") == 0);
 
@@ -795,6 +806,73 @@ TEST_CASE("TMA=1 without a split moves C by TMA where C allows it: its tensor bo
     CHECK(count(kernel.ptx, "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") == (by_tma ? 2 : 0));
     // The threads' stores: 16-byte vectors where M, ldc and C allow them, elements elsewhere.
     CHECK((count(kernel.ptx, "st.global") > 0) == !by_tma);
+  }
+}
+
+// Attention's QK^T (f16, K = 64, 128 batches of 512 x 512): more tiles than SMs, one K tile each, C moved
+// by TMA. The kernel loops over its batch's tiles from its block index in steps of the grid's x, with
+// a producer warp whose copies run on through one ring of stages from tile to tile, and C staged in
+// memory of its own after the mbarriers; C's mbarrier is initialised once, with the stages'.
+TEST_CASE("TMA=1: a tile loop where TMA moves C, a block reads at most 4 K tiles and the grid has more tiles than SMs") {
+  GemmParams p = lower::parse_gemm_params("ML=64,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1");
+  const auto g = ir::dense_gemm(DType::f16, 512, 512, 64, true, false, 128);
+  lower::fit_gemm_load_layouts(true, false, p);
+  lower::fit_gemm_pipeline_depth(g, p);
+  CHECK(p.st == 2);  // one K tile, and a second buffer for the next tile's
+  CHECK(lower::gemm_tile_loop(g, p));
+  CHECK_FALSE(lower::gemm_tile_loop(g, with(p, "ST=1")));
+  CHECK(lower::gemm_launch_threads(g, p) == 160);  // a producer warp
+  // Not where K needs more tiles, nor with a split, nor where the threads store C, nor where the tiles
+  // fit on the SMs at once, nor where one more warp would not leave the consumers their registers.
+  auto qk = [&](std::int64_t k, std::int64_t batch) { return ir::dense_gemm(DType::f16, 512, 512, k, true, false, batch); };
+  CHECK(lower::gemm_tile_loop(qk(4 * 64, 128), with(p, "ST=0")));
+  CHECK_FALSE(lower::gemm_tile_loop(qk(4 * 64 + 1, 128), with(p, "ST=0")));
+  CHECK_FALSE(lower::gemm_tile_loop(qk(64, 128), with(p, "KG=2")));
+  // The blocks an H100 holds at once, shared out over 8 batches, would run one tile each.
+  CHECK_FALSE(lower::gemm_tile_loop(qk(64, 8), p));
+  CHECK_FALSE(lower::gemm_tile_loop(ir::dense_gemm(DType::f16, 64, 64, 64, true, false, 1024), with(p, "NL=64,NS=4")));
+  CHECK(lower::gemm_tile_loop(ir::dense_gemm(DType::f16, 4096, 4096, 64, true, false), p));  // 2,048 tiles, one batch
+  CHECK_FALSE(lower::gemm_tile_loop(ir::dense_gemm(DType::f16, 4096, 4096, 64, true, false), with(p, "ML=256,NL=64,MS=16,NS=4")));
+  auto odd = qk(64, 128);
+  odd.ldc = 520, odd.stride_c = 520 * 512 + 8;  // still 16-byte runs: by TMA
+  CHECK(lower::gemm_tile_loop(odd, p));
+  odd.stride_c += 4;
+  CHECK_FALSE(lower::gemm_tile_loop(odd, p));
+  GemmParams big = lower::parse_gemm_params("ML=128,NL=256,MS=8,NS=16,U=64,VA=8,VB=8,TC=2,TMA=1,ST=1");
+  lower::fit_gemm_load_layouts(true, false, big);
+  CHECK_LEGAL(lower::check_gemm(qk(64, 128), big));
+  CHECK_FALSE(lower::gemm_tile_loop(qk(64, 128), big));
+  // 128 accumulators a thread: the loop's registers would cost a block per SM.
+  GemmParams wide = with(p, "ML=128,MS=16");
+  CHECK_LEGAL(lower::check_gemm(qk(64, 128), wide));
+  CHECK(lower::gemm_launch_threads(qk(8 * 64, 1), with(wide, "ST=0")) == 160);  // a producer warp fits
+  CHECK_FALSE(lower::gemm_tile_loop(qk(64, 128), wide));
+  // Two K tiles: the four buffers of ST=0.
+  GemmParams two = p;
+  lower::fit_gemm_pipeline_depth(qk(128, 128), two);
+  CHECK(two.st == 0);
+  CHECK(lower::gemm_tile_loop(qk(128, 128), two));
+
+  for (int layout = 0; layout < 4; ++layout) {
+    const bool at = layout & 1, bt = layout & 2;
+    const auto problem = ir::dense_gemm(DType::f16, 512, 512, 64, at, bt, 128);
+    GemmParams q = p;
+    lower::fit_gemm_load_layouts(at, bt, q);
+    INFO(layout_name(at, bt));
+    REQUIRE(lower::gemm_tile_loop(problem, q));
+    const auto kernel = lower::emit_gemm(problem, q, lower::Target{90, true});
+    CHECK(kernel.tile_loop);
+    CHECK(kernel.c_by_tma);
+    CHECK(kernel.threads == 160);
+    const int footprint = lower::gemm_shared_bytes(DType::f16, at, bt, q);
+    CHECK(kernel.shared_bytes == (footprint + 1023) / 1024 * 1024 + 64 * 128 * 2);
+    CHECK(count(kernel.ptx, "%nctaid.x") == 1);
+    CHECK(count(kernel.ptx, "mbarrier.init.shared::cta.b64") == 2 * 2 + 1);  // filled, emptied; C's
+    CHECK(count(kernel.ptx, "mbarrier.arrive.shared::cta.b64") == 2);  // within the tile, after its last stage
+    CHECK(count(kernel.ptx, "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") == 1);
+    // The consumers' barriers: before staging and before the TMA store, whatever beta.
+    CHECK(count(kernel.ptx, "barrier.sync \t1, 128;") == 2);
+    assembles_for_sm90a_without_spill_stores(kernel);
   }
 }
 

@@ -9,10 +9,12 @@
 #include "support/parallel_compile.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -289,6 +291,35 @@ std::vector<Case> make_tensor_store_cases(const lower::DeviceLimits& limits) {
         cases.push_back({g, 1.25, s.beta, p, lower::SplitMode::atomic, s.c_offset});
       }
   CHECK(by_threads == 2 * (4 * 3 + 2 * 2));  // ldc = 201 and 2-byte aligned C everywhere, M awkward in TN and TT
+  return cases;
+}
+
+// Tile loops (lower::gemm_tile_loop): grids of more tiles than the device holds blocks at once, so
+// that each block computes several tiles through one ring of stages. Many batches of small problems
+// (up to 1,100: one block per batch, which runs all of its tiles) and a few of larger ones; K of one
+// tile and less, and of two to four ending in a partial tile (the ring's stages run on from tile to
+// tile); N prime; batch strides padded; beta = 0 (C full of NaN), -0.75 and 0.5 (C read by TMA each
+// tile). A random set of the space per shape, layout and depth (ST=2, or 0 for a ring of three or four).
+std::vector<Case> make_tile_loop_cases(const lower::DeviceLimits& limits) {
+  std::vector<Case> cases;
+  if (limits.sm != 90) return cases;
+  std::mt19937_64 rng(93);
+  const Shape shapes[] = {{128, 137, 40, 1100, 0}, {256, 263, 200, 40, 8}, {192, 200, 72, 300, 0}};
+  const double betas[] = {0.0, -0.75, 0.5};
+  for (int layout = 0; layout < 4; ++layout)
+    for (const Shape& s : shapes) {
+      bool at = layout & 1, bt = layout & 2;
+      const ir::Gemm g = wgmma_problem(s, at, bt, ir::DType::f16, true);
+      std::map<int, std::vector<lower::GemmParams>> by_depth;  // ST=2 (one K tile) and 0 (more)
+      for (auto p : lower::gemm_space(g, limits)) {
+        lower::fit_gemm_pipeline_depth(g, p, limits);
+        if (lower::gemm_legal(g, p, limits) && lower::gemm_tile_loop(g, p)) by_depth[p.st].push_back(p);
+      }
+      REQUIRE_MESSAGE(!by_depth.empty(), "no tile-loop parameters for " << ir::to_string(g));
+      for (const auto& [depth, loops] : by_depth)
+        cases.push_back({g, 1.25, betas[cases.size() % 3], loops[std::uniform_int_distribution<size_t>(0, loops.size() - 1)(rng)],
+                         lower::SplitMode::atomic});
+    }
   return cases;
 }
 
@@ -600,6 +631,30 @@ TEST_CASE("GEMM TC=2 TMA=1: C is read and written by TMA where it can be, clippe
                        doctest::Contains("compiled for a C that TMA does move"), InvalidArgument);
   CHECK_THROWS_WITH_AS(by_threads.run(g, buffer.ptr(), buffer.ptr(), buffer.ptr(), 1, 0, stream),
                        doctest::Contains("compiled for a C that TMA does not move"), InvalidArgument);
+}
+
+TEST_CASE("GEMM TC=2 TMA=1: tile loops, each block computing several tiles, match the float64 reference") {
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm != 90) {
+    MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
+    return;
+  }
+  const auto cases = make_tile_loop_cases(limits);
+  std::set<int> depths;
+  int looping = 0;
+  for (const Case& c : cases) {
+    depths.insert(c.params.st);
+    CompiledGemm kernel(c.problem, c.params);
+    REQUIRE(kernel.kernel().tile_loop);
+    const auto grid = kernel.launch_grids(c.problem).main;
+    CHECK(grid[2] == c.problem.batch);
+    looping += grid[0] < lower::gemm_grid(c.problem, c.params, c.mode).main[0];  // the tiles of a batch
+  }
+  MESSAGE(cases.size() << " cases; stages " << fmt::format("{}", fmt::join(depths, ", ")) << "; " << looping
+                       << " with fewer blocks than tiles in a batch");
+  CHECK(depths.size() >= 2);
+  CHECK(looping == int(cases.size()));
+  compile_and_check(cases);
 }
 
 TEST_CASE("GEMM: KG that are not powers of two spread K evenly and match the float64 reference") {

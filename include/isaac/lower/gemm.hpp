@@ -62,6 +62,7 @@ struct DeviceLimits {
   int registers_per_block = 65536;
   int max_registers_per_thread = 255;
   int sm_count = 132;  // what fit_gemm_pipeline_depth compares the grid with
+  int max_shared_per_sm = 228 * 1024;  // with sm_count, the blocks a tile loop's grid holds (gemm_tile_loop)
   // Whether f32 may take TC=1 (three TF32 products per term, docs/tensor-cores.md): faster, with a
   // larger rounding error than FMA. Legal by default here; the tuner takes it only where
   // TuningOptions::f32_tensor_cores asks for it.
@@ -118,6 +119,8 @@ struct GemmKernel {
   // overlap the kernel before it (sm_90 programmatic dependent launch)
   bool overlaps_previous = false;
   bool c_by_tma = false;      // main takes C's tensor map (gemm_stores_c_by_tma), and runs only such problems
+  // main loops over C's tiles (gemm_tile_loop): launch gemm_tile_loop_blocks blocks, not gemm_grid's
+  bool tile_loop = false;
   int threads = 0;
   int shared_bytes = 0;       // dynamic shared memory of the main kernel
   int helper_threads = 256;   // block size of prepare/reduce
@@ -151,6 +154,24 @@ std::array<GemmTensorBox, 2> gemm_tensor_boxes(const ir::Gemm& problem, const Ge
 // threads store C.
 bool gemm_stores_c_by_tma(const ir::Gemm& problem, const GemmParams& p);
 GemmTensorBox gemm_c_tensor_box(const ir::Gemm& problem, const GemmParams& p);
+// Where TMA moves C and a block reads at most gemm_tile_loop_max_k_tiles K tiles, a grid whose blocks
+// would each run two tiles or more, at the occupancy estimated from the footprint and the registers,
+// runs as a tile loop: each block computes tile after tile, its producer warp copying the next tile's
+// operands while the consumers stage and store this one's C (in shared memory of its own,
+// GemmLayout::tile_loop_shared_bytes). Only where the producer warp leaves the consumers their
+// registers, the larger footprint fits, the ring has two buffers or more (with one, the next tile's
+// copy waits for this tile's wgmma), a thread holds at most gemm_tile_loop_max_cells accumulators and
+// a tile at most gemm_tile_loop_max_rows rows. Measured on the H200 (docs/tensor-cores.md, "Tile
+// loops"): two buffers or more of 32 or 64 accumulators gained 4-13% (f16 LAPACK 4096 x 4096 x 32
+// and 3456, QK^T 512 x 512 x 64); one buffer lost 4-5% (QK^T 512), 128 accumulators 3% (QK^T 2048 x
+// 2048 x 128: 167 registers, two blocks per SM instead of three), a 256 x 64 tile 7% (LAPACK 4096),
+// and grids of one tile per block up to 17% (batches of 64^3 and 128^3).
+inline constexpr int gemm_tile_loop_max_k_tiles = 4, gemm_tile_loop_max_cells = 64, gemm_tile_loop_max_rows = 128;
+bool gemm_tile_loop(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
+// A tile loop's grid is (gemm_tile_loop_blocks, 1, batch): per batch, as many blocks as the device
+// holds at once (`resident`) shared out over the batches, at least one and at most the tiles; each
+// block runs the tiles of its batch from its index in steps of the grid's x.
+unsigned gemm_tile_loop_blocks(const ir::Gemm& problem, const GemmParams& p, std::int64_t resident);
 
 // Emits the kernels for the problem's dtype and layout. Throws InvalidArgument when
 // check_gemm_params rejects the parameters.
@@ -175,7 +196,8 @@ inline constexpr int gemm_max_shallow_stages = 2;
 // least 1); 0 for every other set.
 int gemm_shallow_stages(const ir::Gemm& problem, const GemmParams& p);
 // Sets ST for a TMA=1 DB=1 set: where a block reads at most gemm_max_shallow_stages K tiles, that
-// many (at least 1); else, where the grid (tiles x KG x batch) fits on the device's SMs one block
+// many (at least 1), or where the set then runs as a tile loop, 2 for one K tile and 0 (four stages)
+// for two; else, where the grid (tiles x KG x batch) fits on the device's SMs one block
 // each, the most stages, up to gemm_max_stages and the K tiles a block reads, whose shared memory
 // fits in gemm_deep_pipeline_bytes and the device's limit. Every other set gets ST=0. The searches,
 // the sweeps and the samplers apply it to every set they draw, after its split: the model does not

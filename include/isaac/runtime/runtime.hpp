@@ -115,6 +115,9 @@ class Kernel {
   KernelAttributes attributes() const;
   // Raises the dynamic shared-memory limit (needed above 48 KB).
   void set_max_dynamic_shared(int bytes) const;
+  // The blocks of `threads` threads and `dynamic_shared_bytes` one SM holds at once (the driver's
+  // occupancy calculator, from the kernel's registers and shared memory).
+  int max_active_blocks_per_sm(int threads, int dynamic_shared_bytes) const;
 
  private:
   friend class Module;

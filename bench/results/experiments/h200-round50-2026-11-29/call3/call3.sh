@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Session 2026-11-29d, call 3: tile loops (two buffers or more, <= 64 accumulators a thread; ST=2 or 0 fitted for them).
+# The GEMM GPU suite and the smoke test; `batched` and `tuned` for every dtype.
+set -uo pipefail
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+rm -rf /tmp/isaac && tar xf .bundle/isaac.tar.xz -C /tmp
+mkdir -p /tmp/out
+export ISAAC_CACHE_DIR=/tmp/isaac-cache-tests
+echo "=== test_gpu_gemm $(date -u +%T)"
+timeout 230 /tmp/isaac/bin/test_gpu_gemm > /tmp/out/test_gpu_gemm.log 2>&1; echo "exit $?"; grep -E "ERROR" -A4 /tmp/out/test_gpu_gemm.log | head -24; grep "tile-loop\|stages 0" /tmp/out/test_gpu_gemm.log | head -3; tail -3 /tmp/out/test_gpu_gemm.log | head -2
+echo "=== test_gpu_smoke $(date -u +%T)"
+timeout 40 /tmp/isaac/bin/test_gpu_smoke > /tmp/out/test_gpu_smoke.log 2>&1; echo "exit $?"; tail -3 /tmp/out/test_gpu_smoke.log | head -2
+export ISAAC_CACHE_DIR=/tmp/isaac-cache-bench
+echo "=== batched $(date -u +%T)"
+timeout 110 /tmp/isaac/bin/isaac-bench-gemm batched --csv /tmp/out/h200-gemm-batched.csv 2>&1 | grep -E "geometric mean"
+echo "=== tuned $(date -u +%T)"
+timeout 150 /tmp/isaac/bin/isaac-bench-gemm tuned --winners bench/results/gemm-sweep-winners.csv --top-k 10 \
+  --csv /tmp/out/h200-gemm-tuned.csv 2>&1 | grep -E "^top-1|geometric mean"
+tar cJf "$OUT/call3.tar.xz" -C /tmp/out .
+echo "=== done $(date -u +%T)"
