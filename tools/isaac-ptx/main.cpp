@@ -149,11 +149,15 @@ int main(int argc, char** argv) {
     return report(problem, params, legal, target, check_only, ptxas, quiet, [&] {
       auto kernel = lower::emit_gemm(problem, params, target, split);
       auto grid = lower::gemm_grid(problem, params, split);
+      // A tile loop's blocks are the device's at once (CompiledGemm::launch_grids), which it does not know here.
+      const std::string blocks =
+          kernel.tile_loop ? fmt::format("a tile loop over {} tiles x {} batches", grid.main[0], grid.main[2])
+                           : fmt::format("grid {}x{}x{}", grid.main[0], grid.main[1], grid.main[2]);
       return std::pair{
           kernel,
-          fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, grid {}x{}x{}, LLVM {:.1f} ms\n"
+          fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, {}, LLVM {:.1f} ms\n"
                       "estimated registers: {}\n",
-                      kernel.threads, kernel.shared_bytes, grid.main[0], grid.main[1], grid.main[2], kernel.emit_ms,
+                      kernel.threads, kernel.shared_bytes, blocks, kernel.emit_ms,
                       lower::estimate_gemm_registers(problem.dtype, problem.a_trans, problem.b_trans, params))};
     });
   } catch (const isaac::Error& e) {
