@@ -21,6 +21,7 @@
 #include <array>
 #include <chrono>
 #include <functional>
+#include <utility>
 
 namespace isaac::lower {
 
@@ -84,6 +85,8 @@ class GemmEmitter : public TiledKernelBuilder {
   Value* tile_count() override;
   void enter_tile(Value* tile) override;
   void init_epilogue_barriers() override;
+  // C's tiles along M and along N.
+  std::pair<Value*, Value*> tiles_along_m_and_n();
   // Sets bm_ and bn_ for the block's tile `tile`, numbered in groups of SW tile rows so that
   // neighbours share A and B in L2.
   void place_tile(Value* tile);
@@ -671,9 +674,13 @@ void GemmEmitter::emit_main() {
   accumulate_and_store(full, total, sm_ >= 90);
 }
 
-void GemmEmitter::place_tile(Value* tile) {
+std::pair<llvm::Value*, llvm::Value*> GemmEmitter::tiles_along_m_and_n() {
   Value* num_m = b_.CreateUDiv(b_.CreateAdd(M_, c32(p_.ml - 1)), c32(p_.ml));
-  Value* num_n = b_.CreateUDiv(b_.CreateAdd(N_, c32(p_.nl - 1)), c32(p_.nl));
+  return {num_m, b_.CreateUDiv(b_.CreateAdd(N_, c32(p_.nl - 1)), c32(p_.nl))};
+}
+
+void GemmEmitter::place_tile(Value* tile) {
+  auto [num_m, num_n] = tiles_along_m_and_n();
   Value* group_width = b_.CreateMul(num_n, c32(p_.sw));
   Value* first_m = b_.CreateMul(b_.CreateUDiv(tile, group_width), c32(p_.sw));
   Value* group_rows = min32(b_.CreateSub(num_m, first_m), c32(p_.sw));
@@ -684,8 +691,8 @@ void GemmEmitter::place_tile(Value* tile) {
 
 // A tile loop's blocks share out the tiles of their batch (ctaid.z), as the grid's x would.
 Value* GemmEmitter::tile_count() {
-  return b_.CreateMul(b_.CreateUDiv(b_.CreateAdd(M_, c32(p_.ml - 1)), c32(p_.ml)),
-                      b_.CreateUDiv(b_.CreateAdd(N_, c32(p_.nl - 1)), c32(p_.nl)));
+  auto [num_m, num_n] = tiles_along_m_and_n();
+  return b_.CreateMul(num_m, num_n);
 }
 
 void GemmEmitter::enter_tile(Value* tile) { place_tile(tile); }

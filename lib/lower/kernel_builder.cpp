@@ -14,6 +14,7 @@
 #include <array>
 
 #include <string_view>
+#include <tuple>
 
 namespace isaac::lower {
 

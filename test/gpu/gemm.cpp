@@ -508,6 +508,13 @@ void compile_and_check(const std::vector<Case>& cases) {
   }
 }
 
+// TMA=1 needs TC=2 (wgmma), so sm_90: elsewhere the test says why it is skipped.
+bool has_tma(const lower::DeviceLimits& limits) {
+  if (limits.sm == 90) return true;
+  MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("GEMM: every dtype, layout, awkward size and split mode matches the float64 reference") {
@@ -578,19 +585,13 @@ TEST_CASE("GEMM TC=2 f32: three TF32 products on wgmma match the float64 referen
 
 TEST_CASE("GEMM TC=2 TMA=1: f16 wgmma kernels fed by the Tensor Memory Accelerator match the float64 reference") {
   const auto limits = device_limits(runtime::device_info(0));
-  if (limits.sm != 90) {
-    MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
-    return;
-  }
+  if (!has_tma(limits)) return;
   compile_and_check(make_wgmma_cases(limits, true));
 }
 
 TEST_CASE("GEMM TC=2 TMA=1 ST: deeper TMA pipelines match the float64 reference at every depth") {
   const auto limits = device_limits(runtime::device_info(0));
-  if (limits.sm != 90) {
-    MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
-    return;
-  }
+  if (!has_tma(limits)) return;
   const auto cases = make_deep_pipeline_cases(limits);
   std::set<int> depths;
   for (const Case& c : cases) depths.insert(c.params.st);
@@ -600,10 +601,7 @@ TEST_CASE("GEMM TC=2 TMA=1 ST: deeper TMA pipelines match the float64 reference 
 
 TEST_CASE("GEMM TC=2 TMA=1 ST=1 and 2: one buffer per K tile matches the float64 reference") {
   const auto limits = device_limits(runtime::device_info(0));
-  if (limits.sm != 90) {
-    MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
-    return;
-  }
+  if (!has_tma(limits)) return;
   const auto cases = make_shallow_pipeline_cases(limits);
   std::set<int> depths;
   for (const Case& c : cases) depths.insert(c.params.st);
@@ -613,10 +611,7 @@ TEST_CASE("GEMM TC=2 TMA=1 ST=1 and 2: one buffer per K tile matches the float64
 
 TEST_CASE("GEMM TC=2 TMA=1: C is read and written by TMA where it can be, clipped at its edges, for any beta") {
   const auto limits = device_limits(runtime::device_info(0));
-  if (limits.sm != 90) {
-    MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
-    return;
-  }
+  if (!has_tma(limits)) return;
   compile_and_check(make_tensor_store_cases(limits));
   // A kernel that moves C by TMA refuses a problem whose C it cannot move, and the other way round.
   const auto g = ir::dense_gemm(ir::DType::f16, 64, 64, 64, true, false);
@@ -635,10 +630,7 @@ TEST_CASE("GEMM TC=2 TMA=1: C is read and written by TMA where it can be, clippe
 
 TEST_CASE("GEMM TC=2 TMA=1: tile loops, each block computing several tiles, match the float64 reference") {
   const auto limits = device_limits(runtime::device_info(0));
-  if (limits.sm != 90) {
-    MESSAGE("skipped: TMA=1 needs TC=2 (wgmma), so sm_90; this device is sm_" << limits.sm);
-    return;
-  }
+  if (!has_tma(limits)) return;
   const auto cases = make_tile_loop_cases(limits);
   std::set<int> depths;
   int looping = 0;
