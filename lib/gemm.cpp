@@ -75,7 +75,7 @@ lower::GemmGrid CompiledGemm::launch_grids(const ir::Gemm& g) const {
   const State& s = *state_;
   auto grid = lower::gemm_grid(g, s.params, s.mode);
   if (s.kernel.tile_loop)
-    grid.main = {lower::gemm_tile_loop_blocks(g, s.params, s.resident_blocks), 1, static_cast<unsigned>(g.batch)};
+    grid.main = {lower::gemm_tile_loop_blocks(g, s.params, s.resident_blocks), 1, 1};
   return grid;
 }
 
@@ -130,7 +130,8 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
     maps[1] = encode(b, boxes[1]);
   }
   if (s.kernel.c_by_tma) maps[2] = encode(c, lower::gemm_c_tensor_box(g, s.params));
-  void* args[] = {&c, &a, &b, &w, alpha_arg, beta_arg, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &maps[0], &maps[1], &maps[2]};
+  std::int32_t batches = static_cast<std::int32_t>(g.batch);  // a tile loop's last argument; others have fewer
+  void* args[] = {&c, &a, &b, &w, alpha_arg, beta_arg, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &maps[0], &maps[1], &maps[2], &batches};
   // With a helper kernel, the kernel after it may start early (prepare -> main, main -> reduce): it waits
   // for the one before only where it needs its results, which hides a launch latency on short GEMMs.
   auto after_helper = s.kernel.overlaps_previous ? runtime::LaunchOrder::overlap_previous

@@ -38,6 +38,7 @@ class GemmEmitter : public TiledKernelBuilder {
         mode_(mode) {
     producer_warp_ = tma_producer_warp(g, p);
     tile_loop_ = gemm_tile_loop(g, p);
+    ping_pong_ = gemm_ping_pong(g, p);
   }
 
   std::string name() const {
@@ -85,6 +86,7 @@ class GemmEmitter : public TiledKernelBuilder {
   Value* tile_count() override;
   void enter_tile(Value* tile) override;
   void init_epilogue_barriers() override;
+  void finish_tile_stores() override;
   // C's tiles along M and along N.
   std::pair<Value*, Value*> tiles_along_m_and_n();
   // Sets bm_ and bn_ for the block's tile `tile`, numbered in groups of SW tile rows so that
@@ -115,7 +117,7 @@ class GemmEmitter : public TiledKernelBuilder {
 
   // State of the main kernel while it is emitted.
   Value *A_, *B_, *C_, *W_, *alpha_, *beta_, *M_, *N_, *K_, *lda_, *ldb_, *ldc_;
-  Value *bm_, *bn_, *kz_, *bz_;
+  Value *bm_, *bn_, *kz_, *bz_, *batches_ = nullptr;
   Value *a_map_ = nullptr, *b_map_ = nullptr, *c_map_ = nullptr;
   std::vector<Value*> a_offset_, b_offset_, a_k_, b_k_;
   std::vector<Value*> a_start_, b_start_, a_shared_, b_shared_;
@@ -463,14 +465,20 @@ void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
 //
 // In a tile loop the staging has memory of its own (the producer is already filling the stages with
 // the next tile's operands), C's mbarrier was initialised with the stages', and its phase is the
-// parity of the tiles done.
+// parity of the tiles done. A ping-pong loop's two consumer groups each have their own staging and C
+// mbarrier, and their own named barrier.
 void GemmEmitter::staged_epilogue_tensor(Value* m0, Value* n0) {
   const int box_bytes = 128 * p_.nl;  // 64 f16 rows by NL columns
-  const int staging = tile_loop_ ? l_.tile_loop_staging_offset(p_) : 0;
+  Value* staging = nullptr;
+  if (tile_loop_) {
+    staging = c32(l_.tile_loop_staging_offset(p_, ping_pong_ ? 2 : 1));
+    if (ping_pong_) staging = b_.CreateAdd(staging, b_.CreateMul(consumer_group_, c32(p_.ml * p_.nl * l_.elem)));
+  }
   Value* smem = b_.CreatePtrToInt(smem_, i32_);
   auto boxes = [&](const std::function<void(Value* coordinate_m, Value* box_address)>& f) {
     for (int box = 0; box < p_.ml / 64; ++box)
-      f(b_.CreateAdd(m0, c32(64 * box)), b_.CreateAdd(smem, c32(staging + box * box_bytes)));
+      f(b_.CreateAdd(m0, c32(64 * box)),
+        b_.CreateAdd(smem, staging ? b_.CreateAdd(staging, c32(box * box_bytes)) : c32(box * box_bytes)));
   };
   auto offset = [&](Value* row, Value* column) {
     Value* box = b_.CreateLShr(row, c32(6));
@@ -478,14 +486,18 @@ void GemmEmitter::staged_epilogue_tensor(Value* m0, Value* n0) {
     Value* swizzled = b_.CreateXor(run, b_.CreateAnd(column, c32(7)));
     Value* bytes = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(box, c32(box_bytes)), b_.CreateMul(column, c32(128))),
                                 b_.CreateMul(swizzled, c32(16)));
-    return staging ? b_.CreateAdd(bytes, c32(staging)) : bytes;
+    return staging ? b_.CreateAdd(bytes, staging) : bytes;
   };
   Value* leader = b_.CreateICmpEQ(tid_, c32(0));
+  // A tile loop's leader waits for its last tile's stores to have read the staging here, not after
+  // issuing them: its warp group's next wgmma need not wait for it.
+  if (tile_loop_) if_then(leader, [&] { ptx_statement("cp.async.bulk.wait_group.read 0;", "", {}); });
   // Every warp is done with the pipeline's buffers (in a tile loop: TMA has read the last tile's staging).
   barrier();
   if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { stage_matrices(offset, false); },
           [&] {
             Value* loaded = b_.CreateAdd(smem, c32(l_.c_barrier_offset(p_)));
+            if (ping_pong_) loaded = b_.CreateAdd(loaded, b_.CreateMul(consumer_group_, c32(8)));
             if_then(leader, [&] {
               if (!tile_loop_) {
                 mbarrier_init(loaded, 1);
@@ -512,9 +524,11 @@ void GemmEmitter::staged_epilogue_tensor(Value* m0, Value* n0) {
     });
     ptx_statement("cp.async.bulk.commit_group;", "", {});
     // Shared memory must outlive the copies' reads of it: it is freed when the block ends.
-    ptx_statement("cp.async.bulk.wait_group.read 0;", "", {});
+    if (!tile_loop_) ptx_statement("cp.async.bulk.wait_group.read 0;", "", {});
   });
 }
+
+void GemmEmitter::finish_tile_stores() { ptx_statement("cp.async.bulk.wait_group.read 0;", "", {}); }
 
 void GemmEmitter::for_each_staged_run(Value* m0, Value* n0, int pitch, llvm::Type* type,
                                       const std::function<void(Value*, Value*, Value*, Value*)>& store) {
@@ -588,7 +602,9 @@ void GemmEmitter::emit_main() {
   const int first_map = static_cast<int>(params.size());
   const int maps = p_.tma ? (gemm_stores_c_by_tma(g_, p_) ? 3 : 2) : 0;
   params.insert(params.end(), maps, llvm::PointerType::get(ctx_, 0));
+  if (tile_loop_) params.push_back(i32_);  // the batches, over which a tile loop numbers its tiles
   begin_kernel(name(), params, gemm_launch_threads(g_, p_));
+  if (tile_loop_) batches_ = function_->getArg(first_map + maps);
   if (maps) {
     auto addresses = tensor_map_parameters(first_map, maps);
     a_map_ = addresses[0], b_map_ = addresses[1];
@@ -689,17 +705,24 @@ void GemmEmitter::place_tile(Value* tile) {
   bn_ = b_.CreateUDiv(in_group, group_rows);
 }
 
-// A tile loop's blocks share out the tiles of their batch (ctaid.z), as the grid's x would.
+// A tile loop numbers the tiles of all batches, batch after batch (gemm_tile_loop_blocks).
 Value* GemmEmitter::tile_count() {
   auto [num_m, num_n] = tiles_along_m_and_n();
-  return b_.CreateMul(num_m, num_n);
+  return b_.CreateMul(b_.CreateMul(num_m, num_n), batches_);
 }
 
-void GemmEmitter::enter_tile(Value* tile) { place_tile(tile); }
+void GemmEmitter::enter_tile(Value* tile) {
+  auto [num_m, num_n] = tiles_along_m_and_n();
+  Value* per_batch = b_.CreateMul(num_m, num_n);
+  bz_ = b_.CreateUDiv(tile, per_batch);
+  place_tile(b_.CreateURem(tile, per_batch));
+}
 
 // C's copy into the staging completes on an mbarrier of its own, once per tile where beta != 0.
 void GemmEmitter::init_epilogue_barriers() {
-  if (tile_loop_ && c_map_) mbarrier_init(b_.CreateAdd(b_.CreatePtrToInt(smem_, i32_), c32(l_.c_barrier_offset(p_))), 1);
+  if (!tile_loop_ || !c_map_) return;
+  for (int group = 0; group < (ping_pong_ ? 2 : 1); ++group)
+    mbarrier_init(b_.CreateAdd(b_.CreatePtrToInt(smem_, i32_), c32(l_.c_barrier_offset(p_) + 8 * group)), 1);
 }
 
 // f32 on tensor cores (TC=1 and 2): the cells that come out NaN are computed again with FMA
@@ -838,7 +861,7 @@ GemmGrid gemm_grid(const ir::Gemm& g, const GemmParams& p, SplitMode mode) {
 }
 
 unsigned gemm_tile_loop_blocks(const ir::Gemm& g, const GemmParams& p, std::int64_t resident) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>(resident / g.batch, 1, gemm_block_tiles(g, p)));
+  return static_cast<unsigned>(std::clamp<std::int64_t>(resident, 1, gemm_block_tiles(g, p) * g.batch));
 }
 
 std::array<GemmTensorBox, 2> gemm_tensor_boxes(const ir::Gemm& g, const GemmParams& p) {
@@ -917,7 +940,8 @@ GemmKernel emit_gemm(const ir::Gemm& g, const GemmParams& p, const Target& targe
   kernel.c_by_tma = gemm_stores_c_by_tma(g, p);
   kernel.tile_loop = gemm_tile_loop(g, p);
   kernel.threads = gemm_launch_threads(g, p);
-  kernel.shared_bytes = kernel.tile_loop ? GemmLayout(g.dtype, g.a_trans, g.b_trans, p).tile_loop_shared_bytes(p)
+  kernel.shared_bytes = kernel.tile_loop ? GemmLayout(g.dtype, g.a_trans, g.b_trans, p)
+                                              .tile_loop_shared_bytes(p, gemm_ping_pong(g, p) ? 2 : 1)
                                          : gemm_shared_bytes(g.dtype, g.a_trans, g.b_trans, p);
   kernel.emit_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return kernel;

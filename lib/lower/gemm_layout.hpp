@@ -125,8 +125,13 @@ struct GemmLayout {
   }
   // A tile loop (gemm_tile_loop) stages C's f16 tile in memory of its own after the rest, aligned
   // for TMA's 128-byte swizzle, while the producer fills the stages with the next tile's operands.
-  int tile_loop_staging_offset(const GemmParams& p) const { return (c_barrier_offset(p) + 8 + 1023) / 1024 * 1024; }
-  int tile_loop_shared_bytes(const GemmParams& p) const { return tile_loop_staging_offset(p) + p.ml * p.nl * elem; }
+  // `groups` consumer warp groups (gemm_ping_pong: 2) each have a C mbarrier and a staging of their own.
+  int tile_loop_staging_offset(const GemmParams& p, int groups = 1) const {
+    return (c_barrier_offset(p) + 8 * groups + 1023) / 1024 * 1024;
+  }
+  int tile_loop_shared_bytes(const GemmParams& p, int groups = 1) const {
+    return tile_loop_staging_offset(p, groups) + groups * p.ml * p.nl * elem;
+  }
   // TC=2: the bytes of one row of an operand's swizzled shared-memory tile (32, 64 or 128: wgmma's
   // swizzle modes): 2U for a K-contiguous operand, else the M/N extent of one wgmma (up to 128).
   int wgmma_width(const GemmParams& p, bool k_contiguous, int mn_per_instruction) const {

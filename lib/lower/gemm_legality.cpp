@@ -91,29 +91,42 @@ bool tma_producer_fits(const ir::Gemm& g, const GemmParams& p, const DeviceLimit
 
 bool tma_producer_warp(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
   if (!p.tma) return false;
+  if (gemm_ping_pong(g, p, device)) return true;
   return (gemm_k_tiles_per_block(g, p) >= tma_producer_min_stages || gemm_tile_loop(g, p, device)) &&
          tma_producer_fits(g, p, device);
 }
 
+bool gemm_ping_pong(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
+  const GemmLayout l(g.dtype, g.a_trans, g.b_trans, p);
+  const int cells = p.ms * p.ns;
+  if (!gemm_stores_c_by_tma(g, p) || !l.staged_stores(p) || l.threads != 128 || cells <= gemm_tile_loop_max_cells ||
+      cells > gemm_ping_pong_max_cells || l.stages < 4 || l.stages % 2 ||
+      gemm_k_tiles_per_block(g, p) > gemm_tile_loop_max_k_tiles ||
+      l.tile_loop_shared_bytes(p, 2) > device.max_shared_per_block)
+    return false;
+  const std::int64_t per_sm = std::max(1, device.max_shared_per_sm / (l.tile_loop_shared_bytes(p, 2) + 1024));
+  return gemm_block_tiles(g, p) * g.batch >= 4 * device.sm_count * per_sm;
+}
+
 bool gemm_tile_loop(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
+  if (gemm_ping_pong(g, p, device)) return true;
   const GemmLayout l(g.dtype, g.a_trans, g.b_trans, p);
   if (!gemm_stores_c_by_tma(g, p) || !l.staged_stores(p) || l.stages < 2 || p.ml > gemm_tile_loop_max_rows ||
       p.ms * p.ns > gemm_tile_loop_max_cells || gemm_k_tiles_per_block(g, p) > gemm_tile_loop_max_k_tiles ||
       l.tile_loop_shared_bytes(p) > device.max_shared_per_block || !tma_producer_fits(g, p, device))
     return false;
   // The blocks the SMs would hold at once (the registers estimated, in granules of 8 per thread, and the
-  // shared memory with the 1 KB the driver reserves per block), shared out over the batches as
-  // gemm_tile_loop_blocks does: a loop where each would run two tiles or more.
+  // shared memory with the 1 KB the driver reserves per block): a loop where each would run two tiles
+  // or more.
   const int threads = l.threads + 32;
   const int registers = (estimate_registers(register_demand(l, g.dtype, p)) + 7) / 8 * 8;
   const std::int64_t per_sm = std::max(1, std::min({device.max_shared_per_sm / (l.tile_loop_shared_bytes(p) + 1024),
                                                    device.registers_per_block / (registers * threads), 2048 / threads}));
-  const std::int64_t tiles = gemm_block_tiles(g, p);
-  return tiles >= 2 * std::clamp<std::int64_t>(device.sm_count * per_sm / g.batch, 1, tiles);
+  return gemm_block_tiles(g, p) * g.batch >= 2 * device.sm_count * per_sm;
 }
 
 int gemm_launch_threads(const ir::Gemm& problem, const GemmParams& p) {
-  return p.threads() + (tma_producer_warp(problem, p) ? 32 : 0);
+  return p.threads() * (gemm_ping_pong(problem, p) ? 2 : 1) + (tma_producer_warp(problem, p) ? 32 : 0);
 }
 
 int estimate_gemm_registers(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p) {

@@ -82,8 +82,14 @@ void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const Devic
   p.st = gemm_shallow_stages(problem, p);
   if (p.st) {
     // A tile loop copies the next tile's operands while this tile's are read: a block of one K tile
-    // gets a second buffer, one of two the four of ST=0 (docs/tensor-cores.md, "Tile loops").
+    // gets a second buffer, one of two the four of ST=0 (docs/tensor-cores.md, "Tile loops"). A
+    // ping-pong loop gets the four of ST=0 in either case, two for each consumer group.
     GemmParams loop = p;
+    loop.st = 0;
+    if (gemm_ping_pong(problem, loop, device)) {
+      p.st = 0;
+      return;
+    }
     loop.st = p.st == 1 ? 2 : 0;
     if (gemm_tile_loop(problem, loop, device)) p.st = loop.st;
     return;

@@ -39,7 +39,7 @@ KernelBuilder::KernelBuilder(llvm::Module& module, ir::DType dtype)
 
 void KernelBuilder::barrier() {
   if (barrier_threads_)
-    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {c32(1), c32(barrier_threads_)});
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {barrier_id_ ? barrier_id_ : c32(1), c32(barrier_threads_)});
   else
     b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
 }
@@ -972,9 +972,15 @@ void TiledKernelBuilder::copy_stage_tma(Value* tile, Value* buffer) {
   copy_tile_tma(tile, buffer, filled_barrier(buffer));
 }
 
+llvm::Value* TiledKernelBuilder::ring_buffer(Value* stage) {
+  Value* buffer = b_.CreateURem(stage, c32(ring_size()));
+  return ring_first_ ? b_.CreateAdd(ring_first_, buffer) : buffer;
+}
+
+llvm::Value* TiledKernelBuilder::ring_use(Value* stage) { return b_.CreateUDiv(stage, c32(ring_size())); }
+
 void TiledKernelBuilder::wait_stage_filled(Value* stage) {
-  const int s = l_.stages;
-  mbarrier_wait(filled_barrier(b_.CreateURem(stage, c32(s))), b_.CreateAnd(b_.CreateUDiv(stage, c32(s)), c32(1)));
+  mbarrier_wait(filled_barrier(ring_buffer(stage)), b_.CreateAnd(ring_use(stage), c32(1)));
 }
 
 void TiledKernelBuilder::init_stage_barriers() {
@@ -1038,25 +1044,23 @@ void TiledKernelBuilder::main_loop_tma(Value* total) {
 }
 
 void TiledKernelBuilder::produce_stages(Value* total, Value* first) {
-  const int s = l_.stages;
   for_loop(total, [&](Value* t) {
     Value* stage = first ? b_.CreateAdd(first, t) : t;
-    Value* use = b_.CreateUDiv(stage, c32(s));
+    Value* use = ring_use(stage);
     if_then(b_.CreateICmpNE(use, c32(0)), [&] {
-      mbarrier_wait(emptied_barrier(b_.CreateURem(stage, c32(s))), b_.CreateAnd(b_.CreateSub(use, c32(1)), c32(1)));
+      mbarrier_wait(emptied_barrier(ring_buffer(stage)), b_.CreateAnd(b_.CreateSub(use, c32(1)), c32(1)));
     });
-    copy_stage_tma(t, b_.CreateURem(stage, c32(s)));
+    copy_stage_tma(t, ring_buffer(stage));
   });
 }
 
 void TiledKernelBuilder::consume_stages(Value* total, Value* first) {
-  const int s = l_.stages;
   for_loop(total, [&](Value* t) {
     Value* stage = first ? b_.CreateAdd(first, t) : t;
     wait_stage_filled(stage);
-    compute_stage(b_.CreateURem(stage, c32(s)));  // ends with wait_group 1: the wgmma of stage - 1 is done
+    compute_stage(ring_buffer(stage));  // ends with wait_group 1: the wgmma of stage - 1 is done
     if_then(b_.CreateAnd(b_.CreateICmpNE(t, c32(0)), b_.CreateICmpEQ(lane_, c32(0))),
-            [&] { mbarrier_arrive(emptied_barrier(b_.CreateURem(b_.CreateAdd(stage, c32(s - 1)), c32(s)))); });
+            [&] { mbarrier_arrive(emptied_barrier(ring_buffer(b_.CreateAdd(stage, c32(ring_size() - 1))))); });
   });
 }
 
@@ -1067,7 +1071,7 @@ void TiledKernelBuilder::consume_stages(Value* total, Value* first) {
 // main_loop_tma. Legality keeps one buffer (ST=1) to one K tile per block's tile, so no stage waits
 // for a buffer that only a later stage of its own tile would free.
 void TiledKernelBuilder::tile_loop_tma(Value* total) {
-  const int s = l_.stages;
+  if (ping_pong_) return ping_pong_tma(total);
   init_stage_barriers();
   barrier_threads_ = l_.threads;  // the producer warp takes no part in the epilogues' barriers
   Value* first_tile = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
@@ -1091,30 +1095,83 @@ void TiledKernelBuilder::tile_loop_tma(Value* total) {
   });
   b_.CreateRetVoid();
   b_.SetInsertPoint(consumer);
-  for_range(first_tile, tiles, step, [&](Value* tile) {
-    // The addresses of the wgmma operands and of the epilogue derive from the thread's coordinates.
-    // Left loop-invariant, LLVM computes them once before the loop and keeps them live beside the
-    // accumulators (a 128 x 128 tile took 201 registers, 167 without, 154 outside a loop). Read here
-    // through inline asm, which nothing moves, the thread's index makes them this tile's, computed
-    // where they are used.
-    const auto coordinates = std::tuple(tid_, tm_, tn_, tk_, wm_, wn_, warp_, lane_, group_, quad_);
-    tid_ = b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(i32_, false), "mov.u32 $0, %tid.x;", "=r", true));
-    thread_coordinates();
-    enter_tile(tile);
-    zero_accumulators();
-    Value* first = b_.CreateLoad(i32_, stages_done);
-    consume_stages(total, first);
-    wgmma_op("wgmma.wait_group.sync.aligned 0;");
-    pin_accumulators();
-    Value* done = b_.CreateAdd(first, total);
-    b_.CreateStore(done, stages_done);
-    if_then(b_.CreateAnd(b_.CreateICmpNE(total, c32(0)), b_.CreateICmpEQ(lane_, c32(0))),
-            [&] { mbarrier_arrive(emptied_barrier(b_.CreateURem(b_.CreateAdd(done, c32(s - 1)), c32(s)))); });
-    epilogue();
-    std::tie(tid_, tm_, tn_, tk_, wm_, wn_, warp_, lane_, group_, quad_) = coordinates;
-    b_.CreateStore(b_.CreateXor(b_.CreateLoad(i32_, tile_parity_), c32(1)), tile_parity_);
+  for_range(first_tile, tiles, step, [&](Value* tile) { consume_tile(tile, total, stages_done); });
+  finish_tile_stores();
+  b_.CreateRetVoid();
+}
+
+// Tiles go to the groups in turn, tile i of the block to group i % 2, and the producer fills each
+// group's half of the ring in that order. Each half counts its own stages, so that no group waits on a
+// buffer whose previous fill belongs to the other group's tiles (an mbarrier's parity tells only one
+// phase from the next).
+void TiledKernelBuilder::ping_pong_tma(Value* total) {
+  const int half = l_.stages / 2, consumers = 2 * l_.threads;
+  init_stage_barriers();
+  barrier_threads_ = l_.threads;
+  Value* first_tile = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  Value* step = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+  Value* tiles = tile_count();
+  auto* producer = llvm::BasicBlock::Create(ctx_, "producer", function_);
+  auto* consumer = llvm::BasicBlock::Create(ctx_, "consumer", function_);
+  b_.CreateCondBr(b_.CreateICmpUGE(tid_, c32(consumers)), producer, consumer);
+  b_.SetInsertPoint(producer);
+  if_then(b_.CreateICmpEQ(tid_, c32(consumers)), [&] {
+    std::array<llvm::AllocaInst*, 2> done{local(i32_, "stages_done0"), local(i32_, "stages_done1")};
+    for (auto* d : done) b_.CreateStore(c32(0), d);
+    for_range(first_tile, tiles, b_.CreateMul(step, c32(2)), [&](Value* tile) {
+      for (int group = 0; group < 2; ++group) {
+        Value* mine = group ? b_.CreateAdd(tile, step) : tile;
+        auto produce = [&] {
+          ring_first_ = c32(group * half);
+          enter_tile(mine);
+          Value* first = b_.CreateLoad(i32_, done[group]);
+          produce_stages(total, first);
+          b_.CreateStore(b_.CreateAdd(first, total), done[group]);
+        };
+        if (group) if_then(b_.CreateICmpULT(mine, tiles), produce);
+        else produce();
+      }
+    });
+    ring_first_ = nullptr;
   });
   b_.CreateRetVoid();
+  b_.SetInsertPoint(consumer);
+  consumer_group_ = b_.CreateUDiv(tid_, c32(l_.threads));
+  barrier_id_ = b_.CreateAdd(consumer_group_, c32(1));
+  ring_first_ = b_.CreateMul(consumer_group_, c32(half));
+  auto* stages_done = local(i32_, "stages_done");
+  b_.CreateStore(c32(0), stages_done);
+  tile_parity_ = local(i32_, "tile_parity");
+  b_.CreateStore(c32(0), tile_parity_);
+  for_range(b_.CreateAdd(first_tile, b_.CreateMul(consumer_group_, step)), tiles, b_.CreateMul(step, c32(2)),
+            [&](Value* tile) { consume_tile(tile, total, stages_done); });
+  finish_tile_stores();
+  b_.CreateRetVoid();
+}
+
+void TiledKernelBuilder::consume_tile(Value* tile, Value* total, llvm::AllocaInst* stages_done) {
+  // The addresses of the wgmma operands and of the epilogue derive from the thread's coordinates.
+  // Left loop-invariant, LLVM computes them once before the loop and keeps them live beside the
+  // accumulators (a 128 x 128 tile took 201 registers, 167 without, 154 outside a loop). Read here
+  // through inline asm, which nothing moves, the thread's index makes them this tile's, computed
+  // where they are used.
+  const auto coordinates = std::tuple(tid_, tm_, tn_, tk_, wm_, wn_, warp_, lane_, group_, quad_);
+  tid_ = b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(i32_, false), "mov.u32 $0, %tid.x;", "=r", true));
+  if (ping_pong_) tid_ = b_.CreateURem(tid_, c32(l_.threads));
+  thread_coordinates();
+  enter_tile(tile);
+  zero_accumulators();
+  Value* first = b_.CreateLoad(i32_, stages_done);
+  consume_stages(total, first);
+  wgmma_op("wgmma.wait_group.sync.aligned 0;");
+  pin_accumulators();
+  Value* done = b_.CreateAdd(first, total);
+  b_.CreateStore(done, stages_done);
+  if_then(b_.CreateAnd(b_.CreateICmpNE(total, c32(0)), b_.CreateICmpEQ(lane_, c32(0))),
+          [&] { mbarrier_arrive(emptied_barrier(ring_buffer(b_.CreateAdd(done, c32(ring_size() - 1))))); });
+  epilogue();
+  std::tie(tid_, tm_, tn_, tk_, wm_, wn_, warp_, lane_, group_, quad_) = coordinates;
+  b_.CreateStore(b_.CreateXor(b_.CreateLoad(i32_, tile_parity_), c32(1)), tile_parity_);
 }
 
 // TC=1: a pipeline of `stages` shared-memory buffers filled by cp.async. Stage t is copied S - 1

@@ -120,6 +120,7 @@ class KernelBuilder {
   llvm::GlobalVariable* smem_;  // the dynamic shared memory, "isaac_smem"
   llvm::Function* function_ = nullptr;
   int barrier_threads_ = 0;
+  Value* barrier_id_ = nullptr;  // with barrier_threads_: the named barrier (1 where null)
 };
 
 // Where a thread's share of an operand tile comes from: one entry per vector load.
@@ -159,6 +160,8 @@ class TiledKernelBuilder : public KernelBuilder {
   virtual Value* tile_count();
   virtual void enter_tile(Value* tile);
   virtual void init_epilogue_barriers() {}
+  // After a tile loop's last tile: waits until the tiles' stores have read their staging.
+  virtual void finish_tile_stores() {}
   // Called between the main loop and the warp-group reduction: the f32 tensor-core kernels compute
   // again, with FMA, the cells that came out NaN (recompute_nan_cells_with).
   virtual void recompute_nan_cells() {}
@@ -253,12 +256,23 @@ class TiledKernelBuilder : public KernelBuilder {
   // (counted over the block's whole run) to have landed in its buffer.
   void copy_stage_tma(Value* tile, Value* buffer);
   void wait_stage_filled(Value* stage);
+  // The ring of buffers that stages run through: all of them, or with ring_first_ (a ping-pong tile
+  // loop) the half of one consumer group, from buffer ring_first_. The buffer of stage `stage`, and how
+  // many times the ring went round before it.
+  int ring_size() const { return ring_first_ ? l_.stages / 2 : l_.stages; }
+  Value* ring_buffer(Value* stage);
+  Value* ring_use(Value* stage);
   // With a producer warp: the producer's copies and the consumers' wgmma of the block's stages first ..
   // first + total - 1 (null: from 0), which are K tiles 0 .. total - 1 of its tile.
   void produce_stages(Value* total, Value* first);
   void consume_stages(Value* total, Value* first);
   // The main loop and the epilogue of each of the block's tiles (tile_loop_), then the return.
   void tile_loop_tma(Value* total);
+  // The same with two consumer groups (ping_pong_) that take the block's tiles in turn, each through
+  // its own half of the ring, with its own named barrier, C mbarrier and staging.
+  void ping_pong_tma(Value* total);
+  // The tile's consumers: its main loop, then its epilogue.
+  void consume_tile(Value* tile, Value* total, llvm::AllocaInst* stages_done);
   // The kernel's body after its set-up: accumulators, main loop, warp-group reduction, then the
   // epilogue in warp group 0, and the return. With `overlap_previous` (sm_90), the main loop may
   // run while the kernel before (a split's prepare kernel) still does, and the epilogue waits for it.
@@ -276,9 +290,12 @@ class TiledKernelBuilder : public KernelBuilder {
   Value *k_begin_ = nullptr, *k_end_ = nullptr;
   bool producer_warp_ = false;  // TMA=1: tma_producer_warp (GEMM), conv_tma_producer_warp (CONV)
   bool tile_loop_ = false;      // GEMM: gemm_tile_loop
+  bool ping_pong_ = false;      // GEMM: gemm_ping_pong
+  // A ping-pong tile loop: the consumer group (0 or 1) and the first buffer of its half of the ring.
+  Value *consumer_group_ = nullptr, *ring_first_ = nullptr;
   Value* stage_barriers_ = nullptr;
-  // A tile loop: 0 or 1, the parity of the tiles the block has stored (a phase of the epilogue's
-  // mbarriers).
+  // A tile loop: 0 or 1, the parity of the tiles the block (a ping-pong loop: the consumer group) has
+  // stored (a phase of the epilogue's mbarriers).
   llvm::AllocaInst* tile_parity_ = nullptr;
   std::vector<LoadSlot> slots_a_, slots_b_;
   std::vector<llvm::AllocaInst*> pre_a_, pre_b_;  // per slot: the prefetched vector

@@ -666,7 +666,7 @@ TEST_CASE("f16 staged stores on sm_90 write the tile with stmatrix where beta = 
 // A block that reads one or two K tiles gets one buffer per tile (ST=1 or 2), unless it runs as a tile
 // loop; a run with a longer K is refused, since the buffers would not hold its tiles. A tile loop's
 // producer copies the next tile's K tiles while this tile's are read: two buffers for one K tile, the
-// four of ST=0 for two.
+// four of ST=0 for two, and for a ping-pong loop the four of ST=0 always.
 TEST_CASE("fit_gemm_pipeline_depth gives a block of one or two K tiles a buffer per tile, more in a tile loop") {
   auto depth = [](const ir::Gemm& g, const char* text) {
     GemmParams p = lower::parse_gemm_params(text);
@@ -688,7 +688,9 @@ TEST_CASE("fit_gemm_pipeline_depth gives a block of one or two K tiles a buffer 
   CHECK(depth(attention(0, 128), tile) == 2);
   CHECK(depth(attention(65, 128), tile) == 0);
   CHECK(depth(attention(128, 128), tile) == 0);
-  CHECK(depth(attention(64, 128), "ML=128,NL=128,MS=16,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1") == 1);  // 128 accumulators
+  // 128 accumulators a thread: a ping-pong loop, two buffers a group; on the SMs at once, a grid.
+  CHECK(depth(attention(64, 128), "ML=128,NL=128,MS=16,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1") == 0);
+  CHECK(depth(attention(64), "ML=128,NL=128,MS=16,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1") == 1);
   CHECK(depth(attention(129), tile) == 0);  // three tiles: the ring of four stages
   CHECK(depth(attention(512, 128), "ML=128,NL=128,MS=8,NS=8,U=64,KG=4,VA=8,VB=8,TC=2,TMA=1") == 2);  // a split
   CHECK(depth(attention(64), "ML=128,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,DB=0,TC=2,TMA=1") == 0);
@@ -810,9 +812,11 @@ TEST_CASE("TMA=1 without a split moves C by TMA where C allows it: its tensor bo
 }
 
 // Attention's QK^T (f16, K = 64, 128 batches of 512 x 512): more tiles than SMs, one K tile each, C moved
-// by TMA. The kernel loops over its batch's tiles from its block index in steps of the grid's x, with
-// a producer warp whose copies run on through one ring of stages from tile to tile, and C staged in
-// memory of its own after the mbarriers; C's mbarrier is initialised once, with the stages'.
+// by TMA. The kernel loops over the tiles of all batches (their count is its last parameter) from its
+// block index in steps of the grid's x, with a producer warp whose copies run on through one ring of
+// stages from tile to tile, and C staged in memory of its own after the mbarriers; C's mbarrier is
+// initialised once, with the stages'. The leader waits for a tile's stores to have read the staging
+// before the next tile's staging, and once more before the block ends.
 TEST_CASE("TMA=1: a tile loop where TMA moves C, a block reads at most 4 K tiles and the grid has more tiles than SMs") {
   GemmParams p = lower::parse_gemm_params("ML=64,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1");
   const auto g = ir::dense_gemm(DType::f16, 512, 512, 64, true, false, 128);
@@ -828,7 +832,7 @@ TEST_CASE("TMA=1: a tile loop where TMA moves C, a block reads at most 4 K tiles
   CHECK(lower::gemm_tile_loop(qk(4 * 64, 128), with(p, "ST=0")));
   CHECK_FALSE(lower::gemm_tile_loop(qk(4 * 64 + 1, 128), with(p, "ST=0")));
   CHECK_FALSE(lower::gemm_tile_loop(qk(64, 128), with(p, "KG=2")));
-  // The blocks an H100 holds at once, shared out over 8 batches, would run one tile each.
+  // The blocks an H100 holds at once would run one tile or two each.
   CHECK_FALSE(lower::gemm_tile_loop(qk(64, 8), p));
   CHECK_FALSE(lower::gemm_tile_loop(ir::dense_gemm(DType::f16, 64, 64, 64, true, false, 1024), with(p, "NL=64,NS=4")));
   CHECK(lower::gemm_tile_loop(ir::dense_gemm(DType::f16, 4096, 4096, 64, true, false), p));  // 2,048 tiles, one batch
@@ -842,11 +846,13 @@ TEST_CASE("TMA=1: a tile loop where TMA moves C, a block reads at most 4 K tiles
   lower::fit_gemm_load_layouts(true, false, big);
   CHECK_LEGAL(lower::check_gemm(qk(64, 128), big));
   CHECK_FALSE(lower::gemm_tile_loop(qk(64, 128), big));
-  // 128 accumulators a thread: the loop's registers would cost a block per SM.
+  // 128 accumulators a thread: the loop's registers would cost a block per SM; with two buffers they
+  // make no ping-pong loop either (next test).
   GemmParams wide = with(p, "ML=128,MS=16");
   CHECK_LEGAL(lower::check_gemm(qk(64, 128), wide));
   CHECK(lower::gemm_launch_threads(qk(8 * 64, 1), with(wide, "ST=0")) == 160);  // a producer warp fits
   CHECK_FALSE(lower::gemm_tile_loop(qk(64, 128), wide));
+  CHECK_FALSE(lower::gemm_ping_pong(qk(64, 128), wide));
   // Two K tiles: the four buffers of ST=0.
   GemmParams two = p;
   lower::fit_gemm_pipeline_depth(qk(128, 128), two);
@@ -870,8 +876,55 @@ TEST_CASE("TMA=1: a tile loop where TMA moves C, a block reads at most 4 K tiles
     CHECK(count(kernel.ptx, "mbarrier.init.shared::cta.b64") == 2 * 2 + 1);  // filled, emptied; C's
     CHECK(count(kernel.ptx, "mbarrier.arrive.shared::cta.b64") == 2);  // within the tile, after its last stage
     CHECK(count(kernel.ptx, "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") == 1);
+    CHECK(count(kernel.ptx, "cp.async.bulk.wait_group.read 0;") == 2);
+    CHECK(count(kernel.ptx, ".param .u32 " + kernel.main_name + "_param_18") == 1);  // the batches
     // The consumers' barriers: before staging and before the TMA store, whatever beta.
     CHECK(count(kernel.ptx, "barrier.sync \t1, 128;") == 2);
+    assembles_for_sm90a_without_spill_stores(kernel);
+  }
+}
+
+// The same QK^T with 128 x 128 tiles of one warp group (128 accumulators a thread): two consumer groups
+// take a block's tiles in turn, each through two buffers of a ring of four, with a staging of C, a C
+// mbarrier and a named barrier of its own; the producer warp makes 288 threads, which leave 168
+// registers, enough without spills.
+TEST_CASE("TMA=1: a ping-pong tile loop where a tile of 128 threads holds 128 accumulators a thread") {
+  GemmParams p = lower::parse_gemm_params("ML=128,NL=128,MS=16,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1");
+  auto qk = [&](std::int64_t k, std::int64_t batch) { return ir::dense_gemm(DType::f16, 512, 512, k, true, false, batch); };
+  lower::fit_gemm_load_layouts(true, false, p);
+  lower::fit_gemm_pipeline_depth(qk(64, 128), p);
+  CHECK(p.st == 0);  // four buffers, two a group, for one K tile
+  CHECK(lower::gemm_ping_pong(qk(64, 128), p));
+  CHECK(lower::gemm_tile_loop(qk(64, 128), p));
+  CHECK(lower::gemm_launch_threads(qk(64, 128), p) == 288);
+  CHECK(lower::gemm_ping_pong(qk(4 * 64, 128), p));
+  // Not with one buffer a group, a fifth K tile, 64 accumulators (the single-group loop), 256 threads, or
+  // fewer than four tiles a block (16 tiles a batch, 132 SMs of one block: 33 batches at least).
+  CHECK_FALSE(lower::gemm_ping_pong(qk(64, 128), with(p, "ST=2")));
+  CHECK_FALSE(lower::gemm_ping_pong(qk(4 * 64 + 1, 128), p));
+  CHECK_FALSE(lower::gemm_ping_pong(qk(64, 128), with(p, "NL=64,NS=4")));
+  CHECK(lower::gemm_tile_loop(qk(64, 128), with(p, "NL=64,NS=4")));
+  CHECK_FALSE(lower::gemm_ping_pong(qk(64, 128), with(p, "MS=8")));
+  CHECK_FALSE(lower::gemm_ping_pong(qk(64, 32), p));
+  CHECK(lower::gemm_ping_pong(qk(64, 33), p));
+
+  for (int layout = 0; layout < 4; ++layout) {
+    const bool at = layout & 1, bt = layout & 2;
+    const auto problem = ir::dense_gemm(DType::f16, 512, 512, 64, at, bt, 128);
+    GemmParams q = p;
+    lower::fit_gemm_load_layouts(at, bt, q);
+    INFO(layout_name(at, bt));
+    REQUIRE(lower::gemm_ping_pong(problem, q));
+    const auto kernel = lower::emit_gemm(problem, q, lower::Target{90, true});
+    CHECK(kernel.tile_loop);
+    CHECK(kernel.threads == 288);
+    const int footprint = lower::gemm_shared_bytes(DType::f16, at, bt, q);
+    CHECK(kernel.shared_bytes == (footprint + 8 + 1023) / 1024 * 1024 + 2 * 128 * 128 * 2);
+    CHECK(count(kernel.ptx, "mbarrier.init.shared::cta.b64") == 2 * 4 + 2);  // filled, emptied; C's, a group each
+    CHECK(count(kernel.ptx, "cp.async.bulk.wait_group.read 0;") == 2);
+    // Each group's barriers (1 and 2, from its index): before staging and before the TMA store.
+    CHECK(count(kernel.ptx, ", 128;") == 2);
+    CHECK(count(kernel.ptx, "barrier.sync \t1, 128;") == 0);
     assembles_for_sm90a_without_spill_stores(kernel);
   }
 }

@@ -151,7 +151,8 @@ int main(int argc, char** argv) {
       auto grid = lower::gemm_grid(problem, params, split);
       // A tile loop's blocks are the device's at once (CompiledGemm::launch_grids), which it does not know here.
       const std::string blocks =
-          kernel.tile_loop ? fmt::format("a tile loop over {} tiles x {} batches", grid.main[0], grid.main[2])
+          kernel.tile_loop ? fmt::format("a {}tile loop over {} tiles", lower::gemm_ping_pong(problem, params) ? "ping-pong " : "",
+                                         std::int64_t{grid.main[0]} * grid.main[2])
                            : fmt::format("grid {}x{}x{}", grid.main[0], grid.main[1], grid.main[2]);
       return std::pair{
           kernel,

@@ -103,7 +103,8 @@ SplitMode parse_split_mode(std::string_view text);
 // Kernel arguments, in this order, for every kernel of a GemmKernel:
 //   main:    (C*, A*, B*, W*, alpha, beta, i32 M, N, K, i64 lda, ldb, ldc, stride_a, stride_b, stride_c)
 //            and with TMA=1 the tensor maps of A and B by value (gemm_tensor_boxes, runtime::TensorMap),
-//            then where gemm_stores_c_by_tma, C's (gemm_c_tensor_box)
+//            then where gemm_stores_c_by_tma, C's (gemm_c_tensor_box), and for a tile loop (tile_loop) the
+//            batch count (i32)
 //   prepare: (C*, beta, i32 M, N, i64 ldc, stride_c)                        grid (ceil(ceil(M/V)*N/256), 1, batch),
 //            a chunk of V = gemm_prepare_chunk(dtype) rows of one column per thread
 //   reduce:  (C*, W*, alpha, beta, i32 M, N, i64 ldc, stride_c)              grid (ceil(M*N/256), 1, batch)
@@ -161,16 +162,30 @@ GemmTensorBox gemm_c_tensor_box(const ir::Gemm& problem, const GemmParams& p);
 // GemmLayout::tile_loop_shared_bytes). Only where the producer warp leaves the consumers their
 // registers, the larger footprint fits, the ring has two buffers or more (with one, the next tile's
 // copy waits for this tile's wgmma), a thread holds at most gemm_tile_loop_max_cells accumulators and
-// a tile at most gemm_tile_loop_max_rows rows. Measured on the H200 (docs/tensor-cores.md, "Tile
+// a tile at most gemm_tile_loop_max_rows rows (or gemm_ping_pong holds). A block that issued C's TMA
+// stores waits for them to have read the staging only before it stages the next tile's C, so that the
+// next tile's wgmma need not wait for it (f16 QK^T 2048's 128 x 64 loop: +5%). Measured on the H200 (docs/tensor-cores.md, "Tile
 // loops"): two buffers or more of 32 or 64 accumulators gained 4-13% (f16 LAPACK 4096 x 4096 x 32
 // and 3456, QK^T 512 x 512 x 64); one buffer lost 4-5% (QK^T 512), 128 accumulators 3% (QK^T 2048 x
 // 2048 x 128: 167 registers, two blocks per SM instead of three), a 256 x 64 tile 7% (LAPACK 4096),
 // and grids of one tile per block up to 17% (batches of 64^3 and 128^3).
 inline constexpr int gemm_tile_loop_max_k_tiles = 4, gemm_tile_loop_max_cells = 64, gemm_tile_loop_max_rows = 128;
 bool gemm_tile_loop(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
-// A tile loop's grid is (gemm_tile_loop_blocks, 1, batch): per batch, as many blocks as the device
-// holds at once (`resident`) shared out over the batches, at least one and at most the tiles; each
-// block runs the tiles of its batch from its index in steps of the grid's x.
+// A tile loop of 128-thread tiles of more than gemm_tile_loop_max_cells (at most gemm_ping_pong_max_cells)
+// accumulators per thread, whose tiles alternate between two consumer warp groups ("ping-pong"), each
+// with two buffers or more of the ring and a staging of C of its own, so that one group's epilogue runs
+// while the other's wgmma do: where TMA moves C, a block reads at most gemm_tile_loop_max_k_tiles K
+// tiles, the ring's buffers are even and four or more, and each block would run four tiles or more. 288
+// threads leave ptxas 168 registers, which such tiles fit without spilling. Measured on the H200
+// (docs/tensor-cores.md, "Ping-pong tile loops"): f16 QK^T 32 x 2048x2048x128 gained 16% over its best
+// grid, QK^T 128 x 512x512x64 3%; tiles of 64 accumulators lost 12-28% against their single-group
+// loops, which run several blocks per SM.
+inline constexpr int gemm_ping_pong_max_cells = 128;
+bool gemm_ping_pong(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
+// A tile loop's grid is (gemm_tile_loop_blocks, 1, 1): as many blocks as the device holds at once
+// (`resident`), at most the tiles of all batches. The tiles are numbered batch after batch, and block x
+// runs tiles x, x + nctaid.x, ...: the blocks work on one batch's operands at a time, which L2 keeps
+// (f16 QK^T 32 x 2048x2048x128's 128 x 64 loop ran 8% faster than with the blocks shared out per batch).
 unsigned gemm_tile_loop_blocks(const ir::Gemm& problem, const GemmParams& p, std::int64_t resident);
 
 // Emits the kernels for the problem's dtype and layout. Throws InvalidArgument when
@@ -197,7 +212,7 @@ inline constexpr int gemm_max_shallow_stages = 2;
 int gemm_shallow_stages(const ir::Gemm& problem, const GemmParams& p);
 // Sets ST for a TMA=1 DB=1 set: where a block reads at most gemm_max_shallow_stages K tiles, that
 // many (at least 1), or where the set then runs as a tile loop, 2 for one K tile and 0 (four stages)
-// for two; else, where the grid (tiles x KG x batch) fits on the device's SMs one block
+// for two, and 0 for a ping-pong loop (gemm_ping_pong) either way; else, where the grid (tiles x KG x batch) fits on the device's SMs one block
 // each, the most stages, up to gemm_max_stages and the K tiles a block reads, whose shared memory
 // fits in gemm_deep_pipeline_bytes and the device's limit. Every other set gets ST=0. The searches,
 // the sweeps and the samplers apply it to every set they draw, after its split: the model does not
