@@ -96,10 +96,17 @@ bool tma_producer_warp(const ir::Gemm& g, const GemmParams& p, const DeviceLimit
          tma_producer_fits(g, p, device);
 }
 
+namespace {
+
+// A tile loop numbers the tiles of all batches in 32 bits.
+bool tiles_fit_a_loop(const ir::Gemm& g, const GemmParams& p) { return gemm_block_tiles(g, p) * g.batch <= 0x7fffffff; }
+
+}  // namespace
+
 bool gemm_ping_pong(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
   const GemmLayout l(g.dtype, g.a_trans, g.b_trans, p);
   const int cells = p.ms * p.ns;
-  if (!gemm_stores_c_by_tma(g, p) || !l.staged_stores(p) || l.threads != 128 || cells <= gemm_tile_loop_max_cells ||
+  if (!gemm_stores_c_by_tma(g, p) || !tiles_fit_a_loop(g, p) || !l.staged_stores(p) || l.threads != 128 || cells <= gemm_tile_loop_max_cells ||
       cells > gemm_ping_pong_max_cells || l.stages < 4 || l.stages % 2 ||
       gemm_k_tiles_per_block(g, p) > gemm_tile_loop_max_k_tiles ||
       l.tile_loop_shared_bytes(p, 2) > device.max_shared_per_block)
@@ -111,7 +118,8 @@ bool gemm_ping_pong(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& 
 bool gemm_tile_loop(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
   if (gemm_ping_pong(g, p, device)) return true;
   const GemmLayout l(g.dtype, g.a_trans, g.b_trans, p);
-  if (!gemm_stores_c_by_tma(g, p) || !l.staged_stores(p) || l.stages < 2 || p.ml > gemm_tile_loop_max_rows ||
+  if (!gemm_stores_c_by_tma(g, p) || !tiles_fit_a_loop(g, p) || !l.staged_stores(p) || l.stages < 2 ||
+      p.ml > gemm_tile_loop_max_rows ||
       p.ms * p.ns > gemm_tile_loop_max_cells || gemm_k_tiles_per_block(g, p) > gemm_tile_loop_max_k_tiles ||
       l.tile_loop_shared_bytes(p) > device.max_shared_per_block || !tma_producer_fits(g, p, device))
     return false;

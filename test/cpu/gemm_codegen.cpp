@@ -836,6 +836,11 @@ TEST_CASE("TMA=1: a tile loop where TMA moves C, a block reads at most 4 K tiles
   CHECK_FALSE(lower::gemm_tile_loop(qk(64, 8), p));
   CHECK_FALSE(lower::gemm_tile_loop(ir::dense_gemm(DType::f16, 64, 64, 64, true, false, 1024), with(p, "NL=64,NS=4")));
   CHECK(lower::gemm_tile_loop(ir::dense_gemm(DType::f16, 4096, 4096, 64, true, false), p));  // 2,048 tiles, one batch
+  // Not where the tiles of all batches pass 2^31 - 1: the loop numbers them in 32 bits.
+  const auto huge = ir::dense_gemm(DType::f16, std::int64_t{1} << 21, std::int64_t{1} << 21, 64, true, false, 8);
+  CHECK_LEGAL(lower::check_gemm(huge, p));
+  CHECK_FALSE(lower::gemm_tile_loop(huge, p));
+  CHECK(lower::gemm_tile_loop(ir::dense_gemm(DType::f16, std::int64_t{1} << 21, std::int64_t{1} << 21, 64, true, false, 1), p));
   CHECK_FALSE(lower::gemm_tile_loop(ir::dense_gemm(DType::f16, 4096, 4096, 64, true, false), with(p, "ML=256,NL=64,MS=16,NS=4")));
   auto odd = qk(64, 128);
   odd.ldc = 520, odd.stride_c = 520 * 512 + 8;  // still 16-byte runs: by TMA
@@ -907,6 +912,7 @@ TEST_CASE("TMA=1: a ping-pong tile loop where a tile of 128 threads holds 128 ac
   CHECK_FALSE(lower::gemm_ping_pong(qk(64, 128), with(p, "MS=8")));
   CHECK_FALSE(lower::gemm_ping_pong(qk(64, 32), p));
   CHECK(lower::gemm_ping_pong(qk(64, 33), p));
+  CHECK_FALSE(lower::gemm_ping_pong(ir::dense_gemm(DType::f16, std::int64_t{1} << 20, std::int64_t{1} << 21, 64, true, false, 32), p));
 
   for (int layout = 0; layout < 4; ++layout) {
     const bool at = layout & 1, bt = layout & 2;
