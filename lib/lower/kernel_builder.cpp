@@ -1070,59 +1070,40 @@ void TiledKernelBuilder::consume_stages(Value* total, Value* first) {
 // stage is handed back once its wgmma is done (wait_group 0), before the epilogue; the others as in
 // main_loop_tma. Legality keeps one buffer (ST=1) to one K tile per block's tile, so no stage waits
 // for a buffer that only a later stage of its own tile would free.
+//
+// A ping-pong loop's two consumer groups take the tiles in turn, tile i of the block to group i % 2,
+// and the producer fills each group's half of the ring in that order. Each half counts its own
+// stages, so that no group waits on a buffer whose previous fill belongs to the other group's tiles
+// (an mbarrier's parity tells only one phase from the next).
 void TiledKernelBuilder::tile_loop_tma(Value* total) {
-  if (ping_pong_) return ping_pong_tma(total);
+  const int half = l_.stages / 2, consumers = (ping_pong_ ? 2 : 1) * l_.threads;
   init_stage_barriers();
   barrier_threads_ = l_.threads;  // the producer warp takes no part in the epilogues' barriers
   Value* first_tile = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
   Value* step = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
   Value* tiles = tile_count();
-  auto* stages_done = local(i32_, "stages_done");
-  b_.CreateStore(c32(0), stages_done);
-  tile_parity_ = local(i32_, "tile_parity");
-  b_.CreateStore(c32(0), tile_parity_);
-  auto* producer = llvm::BasicBlock::Create(ctx_, "producer", function_);
-  auto* consumer = llvm::BasicBlock::Create(ctx_, "consumer", function_);
-  b_.CreateCondBr(b_.CreateICmpUGE(tid_, c32(l_.threads)), producer, consumer);
-  b_.SetInsertPoint(producer);
-  if_then(b_.CreateICmpEQ(tid_, c32(l_.threads)), [&] {
-    for_range(first_tile, tiles, step, [&](Value* tile) {
-      enter_tile(tile);
-      Value* first = b_.CreateLoad(i32_, stages_done);
-      produce_stages(total, first);
-      b_.CreateStore(b_.CreateAdd(first, total), stages_done);
-    });
-  });
-  b_.CreateRetVoid();
-  b_.SetInsertPoint(consumer);
-  for_range(first_tile, tiles, step, [&](Value* tile) { consume_tile(tile, total, stages_done); });
-  finish_tile_stores();
-  b_.CreateRetVoid();
-}
-
-// Tiles go to the groups in turn, tile i of the block to group i % 2, and the producer fills each
-// group's half of the ring in that order. Each half counts its own stages, so that no group waits on a
-// buffer whose previous fill belongs to the other group's tiles (an mbarrier's parity tells only one
-// phase from the next).
-void TiledKernelBuilder::ping_pong_tma(Value* total) {
-  const int half = l_.stages / 2, consumers = 2 * l_.threads;
-  init_stage_barriers();
-  barrier_threads_ = l_.threads;
-  Value* first_tile = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
-  Value* step = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
-  Value* tiles = tile_count();
+  llvm::AllocaInst* stages_done = nullptr;  // one group: its count, which the producer shares
+  if (!ping_pong_) {
+    stages_done = local(i32_, "stages_done");
+    b_.CreateStore(c32(0), stages_done);
+    tile_parity_ = local(i32_, "tile_parity");
+    b_.CreateStore(c32(0), tile_parity_);
+  }
   auto* producer = llvm::BasicBlock::Create(ctx_, "producer", function_);
   auto* consumer = llvm::BasicBlock::Create(ctx_, "consumer", function_);
   b_.CreateCondBr(b_.CreateICmpUGE(tid_, c32(consumers)), producer, consumer);
   b_.SetInsertPoint(producer);
   if_then(b_.CreateICmpEQ(tid_, c32(consumers)), [&] {
-    std::array<llvm::AllocaInst*, 2> done{local(i32_, "stages_done0"), local(i32_, "stages_done1")};
-    for (auto* d : done) b_.CreateStore(c32(0), d);
-    for_range(first_tile, tiles, b_.CreateMul(step, c32(2)), [&](Value* tile) {
-      for (int group = 0; group < 2; ++group) {
+    std::vector<llvm::AllocaInst*> done{stages_done};  // per group
+    if (ping_pong_) {
+      done = {local(i32_, "stages_done0"), local(i32_, "stages_done1")};
+      for (auto* d : done) b_.CreateStore(c32(0), d);
+    }
+    for_range(first_tile, tiles, ping_pong_ ? b_.CreateMul(step, c32(2)) : step, [&](Value* tile) {
+      for (std::size_t group = 0; group < done.size(); ++group) {
         Value* mine = group ? b_.CreateAdd(tile, step) : tile;
         auto produce = [&] {
-          ring_first_ = c32(group * half);
+          if (ping_pong_) ring_first_ = c32(int(group) * half);
           enter_tile(mine);
           Value* first = b_.CreateLoad(i32_, done[group]);
           produce_stages(total, first);
@@ -1136,15 +1117,19 @@ void TiledKernelBuilder::ping_pong_tma(Value* total) {
   });
   b_.CreateRetVoid();
   b_.SetInsertPoint(consumer);
-  consumer_group_ = b_.CreateUDiv(tid_, c32(l_.threads));
-  barrier_id_ = b_.CreateAdd(consumer_group_, c32(1));
-  ring_first_ = b_.CreateMul(consumer_group_, c32(half));
-  auto* stages_done = local(i32_, "stages_done");
-  b_.CreateStore(c32(0), stages_done);
-  tile_parity_ = local(i32_, "tile_parity");
-  b_.CreateStore(c32(0), tile_parity_);
-  for_range(b_.CreateAdd(first_tile, b_.CreateMul(consumer_group_, step)), tiles, b_.CreateMul(step, c32(2)),
-            [&](Value* tile) { consume_tile(tile, total, stages_done); });
+  auto consume = [&](Value* tile) { consume_tile(tile, total, stages_done); };
+  if (ping_pong_) {
+    consumer_group_ = b_.CreateUDiv(tid_, c32(l_.threads));
+    barrier_id_ = b_.CreateAdd(consumer_group_, c32(1));
+    ring_first_ = b_.CreateMul(consumer_group_, c32(half));
+    stages_done = local(i32_, "stages_done");  // this thread's group's
+    b_.CreateStore(c32(0), stages_done);
+    tile_parity_ = local(i32_, "tile_parity");
+    b_.CreateStore(c32(0), tile_parity_);
+    for_range(b_.CreateAdd(first_tile, b_.CreateMul(consumer_group_, step)), tiles, b_.CreateMul(step, c32(2)), consume);
+  } else {
+    for_range(first_tile, tiles, step, consume);
+  }
   finish_tile_stores();
   b_.CreateRetVoid();
 }

@@ -266,11 +266,10 @@ class TiledKernelBuilder : public KernelBuilder {
   // first + total - 1 (null: from 0), which are K tiles 0 .. total - 1 of its tile.
   void produce_stages(Value* total, Value* first);
   void consume_stages(Value* total, Value* first);
-  // The main loop and the epilogue of each of the block's tiles (tile_loop_), then the return.
+  // The main loop and the epilogue of each of the block's tiles (tile_loop_), then the return; with
+  // ping_pong_, two consumer groups take the tiles in turn, each through its own half of the ring,
+  // with its own named barrier, C mbarrier and staging.
   void tile_loop_tma(Value* total);
-  // The same with two consumer groups (ping_pong_) that take the block's tiles in turn, each through
-  // its own half of the ring, with its own named barrier, C mbarrier and staging.
-  void ping_pong_tma(Value* total);
   // The tile's consumers: its main loop, then its epilogue.
   void consume_tile(Value* tile, Value* total, llvm::AllocaInst* stages_done);
   // The kernel's body after its set-up: accumulators, main loop, warp-group reduction, then the
