@@ -106,6 +106,19 @@ void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const Devic
   p.st = 0;
 }
 
+bool gemm_deep_pipeline_fits(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device) {
+  GemmParams shallowest = p;
+  shallowest.st = gemm_min_deep_stages;
+  return p.tma && p.db &&
+         gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, shallowest) <=
+             std::min(gemm_deep_pipeline_bytes, device.max_shared_per_block);
+}
+
+bool gemm_runs_deep_pipeline(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device) {
+  return p.tma && p.db && gemm_k_tiles_per_block(problem, p) >= gemm_min_deep_stages &&
+         gemm_grid_fits_at_once(problem, p, device) && gemm_deep_pipeline_fits(problem, p, device);
+}
+
 GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device) {
   GemmSpace space;
   space.problem = problem, space.device = device;

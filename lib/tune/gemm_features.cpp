@@ -50,7 +50,7 @@ static void write_problem_features(const ir::Gemm& g, const ir::InputFeatures& i
 
 // The rest of the row, from gemm_problem_features on.
 static void write_set_features(const ir::Gemm& g, const lower::GemmParams& p, const Multiprocessors& sms,
-                               double* o) {
+                               const lower::DeviceLimits& device, double* o) {
   for (int v : {p.ml, p.nl, p.ms, p.ns, p.u, p.ks, p.kl, p.kg, p.va, p.vb, p.la, p.lb, p.sw}) *o++ = lg(v);
   *o++ = p.db;
   *o++ = p.acc32;
@@ -68,13 +68,13 @@ static void write_set_features(const ir::Gemm& g, const lower::GemmParams& p, co
   *o++ = lg(double(ceil_div(ceil_div(g.k, std::max(p.kg, 1)), std::max(p.u, 1))));
   const int resident = gemm_resident_blocks(g, p, sms);
   *o++ = lg(std::max(resident, 1));
-  *o++ = wave_fill(double(blocks), resident, sms);
+  *o++ = gemm_wave_fill(g, p, blocks, resident, sms, device);
 }
 
 void gemm_features(const ir::Gemm& problem, const lower::GemmParams& params, double* out,
                    const lower::DeviceLimits& device) {
   write_problem_features(problem, ir::input_features(problem), out);
-  write_set_features(problem, params, multiprocessors(device), out + gemm_problem_features);
+  write_set_features(problem, params, multiprocessors(device), device, out + gemm_problem_features);
 }
 
 std::vector<double> gemm_features(const ir::Gemm& problem, const lower::GemmParams& params,
@@ -94,7 +94,7 @@ std::vector<double> gemm_features(const ir::Gemm& problem, std::span<const lower
   for (size_t i = 0; i < params.size(); ++i) {
     double* row = out.data() + i * width;
     std::ranges::copy(own, row);
-    write_set_features(problem, params[i], sms, row + gemm_problem_features);
+    write_set_features(problem, params[i], sms, device, row + gemm_problem_features);
   }
   return out;
 }

@@ -182,6 +182,9 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   constexpr size_t base_chunk = 1024;
   MatrixF bases(net.first.rows(), Eigen::Index(base_chunk));
   std::array<std::uint64_t, base_chunk> slots{};
+  // Per base set: whether a deep pipeline's footprint fits it unsplit (bit 0) and split (bit 1), for
+  // the wave fill of its splits that run one (gemm_wave_fill). A split stages no stores.
+  std::array<std::uint8_t, base_chunk> deep_fits{};
   VectorF problem_bias;
   auto first_layers = [&](size_t from, size_t n) {
     std::vector<double> x = gemm_features(problem, std::span(space.bases).subspan(from, n), device);
@@ -189,6 +192,14 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       double* row = x.data() + i * size_t(inputs);
       slots[i] = std::uint64_t(sms.count) * std::uint64_t(std::lround(std::exp2(row[resident_column])));
       row[fill_column] = 0;
+      const lower::GemmParams& base = space.bases[from + i];
+      deep_fits[i] = 0;
+      if (base.tma && base.db) {
+        lower::GemmParams split = base;
+        split.kg = 2;
+        deep_fits[i] = std::uint8_t(lower::gemm_deep_pipeline_fits(problem, base, device) |
+                                    lower::gemm_deep_pipeline_fits(problem, split, device) << 1);
+      }
     }
     if (from == 0) problem_bias = bias_with_constant_inputs(net, x.data(), gemm_problem_features);
     affine_rows(x.data() + gemm_problem_features, n, int(inputs), int(inputs) - gemm_problem_features,
@@ -205,6 +216,7 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     std::int64_t blocks = -1;
     std::uint64_t wave = 0;
     size_t slot = 0;
+    std::uint8_t deep = 0;
     int count = 0;
     const std::uint8_t* splits = nullptr;  // into the U slot's splits
     const float* fills = nullptr;          // their wave fills
@@ -213,14 +225,17 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   std::vector<RankedSplits> cache(cached_lists);
   std::vector<std::uint8_t> cached_splits(cached_lists * most_splits);
   std::vector<float> cached_fills(cached_lists * most_splits);
-  auto ranked_splits = [&](std::int64_t blocks, std::uint64_t wave, size_t slot) -> const RankedSplits& {
-    const size_t at = size_t(std::uint64_t(blocks) * 0x9E3779B97F4A7C15ull ^ wave * 0xC2B2AE3D27D4EB4Full ^ slot) %
+  auto ranked_splits = [&](std::int64_t blocks, std::uint64_t wave, size_t slot, std::uint8_t deep,
+                           int u) -> const RankedSplits& {
+    const size_t at = size_t(std::uint64_t(blocks) * 0x9E3779B97F4A7C15ull ^ wave * 0xC2B2AE3D27D4EB4Full ^ slot ^
+                             std::uint64_t(deep) << 20) %
                       cached_lists;
     RankedSplits& list = cache[at];
-    if (list.blocks == blocks && list.wave == wave && list.slot == slot) return list;
+    if (list.blocks == blocks && list.wave == wave && list.slot == slot && list.deep == deep) return list;
     std::uint8_t* splits_out = cached_splits.data() + at * most_splits;
     float* fills_out = cached_fills.data() + at * most_splits;
-    list = {blocks, wave, slot, 0, splits_out, fills_out};
+    list = {blocks, wave, slot, deep, 0, splits_out, fills_out};
+    const std::int64_t k_tiles = (problem.k + u - 1) / u;
     const auto& splits = space.splits[slot];
     const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
     const std::int64_t uneven_max = lower::gemm_max_uneven_split(blocks, device);
@@ -228,8 +243,11 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       if (splits[s].sw > 1 && splits[s].kg <= at_once) continue;
       if (!lower::gemm_split_within(splits[s].kg, uneven_max)) continue;
       const std::uint64_t launched = std::uint64_t(blocks) * std::uint64_t(splits[s].kg);
+      const bool runs_deep = (deep >> (splits[s].kg > 1 ? 1 : 0) & 1) && launched <= std::uint64_t(device.sm_count) &&
+                             (k_tiles + splits[s].kg - 1) / splits[s].kg >= lower::gemm_min_deep_stages;
       splits_out[list.count] = std::uint8_t(s);
-      fills_out[list.count++] = float(launched) / float((launched + wave - 1) / wave * wave);
+      fills_out[list.count++] = runs_deep ? float(launched) / float(sms.count)
+                                          : float(launched) / float((launched + wave - 1) / wave * wave);
     }
     return list;
   };
@@ -240,7 +258,8 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       for (size_t b = from; b < from + n; ++b) {
         const size_t slot = size_t(&space.splits_of(space.bases[b]) - space.splits.data());
         visit(b, bases.col(Eigen::Index(b - from)).data(), slot,
-              ranked_splits(lower::gemm_grid_blocks(problem, space.bases[b]), slots[b - from], slot));
+              ranked_splits(lower::gemm_grid_blocks(problem, space.bases[b]), slots[b - from], slot, deep_fits[b - from],
+                            space.bases[b].u));
       }
     }
   };

@@ -68,4 +68,10 @@ int gemm_resident_blocks(const ir::Gemm& problem, const lower::GemmParams& param
                          lower::gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, p), sms);
 }
 
+double gemm_wave_fill(const ir::Gemm& problem, const lower::GemmParams& params, std::int64_t blocks, int resident,
+                      const Multiprocessors& sms, const lower::DeviceLimits& device) {
+  if (lower::gemm_runs_deep_pipeline(problem, params, device)) return double(blocks) / sms.count;
+  return wave_fill(double(blocks), resident, sms);
+}
+
 }  // namespace isaac::tune

@@ -186,6 +186,58 @@ TEST_CASE("the search adds each split's wave fill to its base set's blocks per S
   }
 }
 
+TEST_CASE("a split that runs a deep TMA pipeline fills one block per SM, in the features and in the search") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f16, 384, 256, 2048, false, false);
+  auto all = lower::gemm_space(g);
+  std::erase_if(all, [&](const lower::GemmParams& p) { return p.sw > 1 && lower::gemm_grid_fits_at_once(g, p); });
+  const auto& names = gemm_feature_names();
+  const auto fill_at = size_t(std::ranges::find(names, "wave_fill") - names.begin());
+  const auto resident_at = size_t(std::ranges::find(names, "log2_resident_blocks") - names.begin());
+  // 64 x 64 tiles: 24 blocks, three per SM in the standard pipeline; split 5 ways, 120 blocks that
+  // each read 7 K tiles through a deep pipeline, one per SM.
+  lower::GemmParams deep = lower::parse_gemm_params(
+      "ML=64,NL=64,MS=8,NS=4,U=64,KS=1,KL=1,KG=5,VA=8,VB=8,LA=8,LB=8,DB=1,SW=1,ACC=32,TC=2,TMA=1");
+  lower::fit_gemm_pipeline_depth(g, deep);
+  REQUIRE(deep.st >= lower::gemm_min_deep_stages);
+  CHECK(lower::gemm_runs_deep_pipeline(g, deep));
+  const auto x = gemm_features(g, deep);
+  CHECK(x[resident_at] > 1);  // the base set's count, more than one block per SM
+  CHECK(x[fill_at] == doctest::Approx(120.0 / 132));
+  lower::GemmParams standard = deep;
+  standard.kg = 8;  // 192 blocks do not fit at once: the standard pipeline
+  lower::fit_gemm_pipeline_depth(g, standard);
+  CHECK_FALSE(lower::gemm_runs_deep_pipeline(g, standard));
+  CHECK(gemm_features(g, standard)[fill_at] == doctest::Approx(wave_fill(192, int(std::exp2(x[resident_at])), {})));
+
+  // A model that ranks TMA sets first, then by the wave fill, best at 120 / 132 (a tent of two units:
+  // x - 1/2 up to the peak, then down twice as fast): the search's per-split fills must be the features'.
+  Model model = random_model(g, {8}, 13);
+  const auto tma_at = size_t(std::ranges::find(names, "tma") - names.begin());
+  model.mlp.feature_mean[fill_at] = 0, model.mlp.feature_scale[fill_at] = 1;
+  model.mlp.feature_mean[tma_at] = 0, model.mlp.feature_scale[tma_at] = 1;
+  auto& first = model.mlp.layers()[0];
+  std::ranges::fill(first.weights, 0.0);
+  std::ranges::fill(first.bias, 0.0);
+  first.weights[fill_at] = 1, first.bias[0] = -0.5;
+  first.weights[size_t(first.inputs) + fill_at] = 1, first.bias[1] = -120.0 / 132;
+  first.weights[2 * size_t(first.inputs) + tma_at] = 1;
+  auto& out = model.mlp.layers()[1];
+  std::ranges::fill(out.weights, 0.0);
+  out.weights[0] = 1, out.weights[1] = -2, out.weights[2] = 10;
+  const auto predicted = model.mlp.predict(gemm_features(g, all).data(), all.size());
+  std::vector<double> best(predicted.begin(), predicted.end());
+  std::ranges::sort(best, std::greater<>());
+  const auto ranked = rank_gemm_space(g, {}, model, 200);
+  REQUIRE(ranked.size() == 200);
+  int deep_ranked = 0;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    CAPTURE(i);
+    CHECK(ranked[i].predicted_tflops == doctest::Approx(std::exp(best[i])).epsilon(1e-4));
+    deep_ranked += lower::gemm_runs_deep_pipeline(g, ranked[i].params);
+  }
+  CHECK(deep_ranked > 0);
+}
+
 TEST_CASE("the CONV search ranks the whole space by the model's own predictions") {
   // f16 has the direct kernels only; a 3 x 3 f32 convolution of stride 1 adds the Winograd ones.
   const ir::Conv direct_only = ir::dense_conv(ir::DType::f16, 3, 24, 17, 13, 40, 3, 3, 1, 1, 1,

@@ -218,6 +218,11 @@ int gemm_shallow_stages(const ir::Gemm& problem, const GemmParams& p);
 // the sweeps and the samplers apply it to every set they draw, after its split: the model does not
 // see ST, which follows from the other parameters, the problem and the device.
 void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const DeviceLimits& device = {});
+// Whether fit_gemm_pipeline_depth gives the set, with its split, a deep pipeline (ST of
+// gemm_min_deep_stages or more). gemm_deep_pipeline_fits: whether the shallowest deep pipeline's shared
+// memory fits, whatever the grid and K.
+bool gemm_runs_deep_pipeline(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
+bool gemm_deep_pipeline_fits(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
 
 // The main kernel's blocks: C's block tiles x KG x batch.
 std::int64_t gemm_grid_blocks(const ir::Gemm& problem, const GemmParams& p);

@@ -50,4 +50,13 @@ inline constexpr int wgmma_tma_registers = 26, wgmma_copy_registers = 50;
 // which keeps the model search's per-base first layer (tune/search.hpp).
 int gemm_resident_blocks(const ir::Gemm& problem, const lower::GemmParams& params, const Multiprocessors& sms);
 
+// The wave fill of a GEMM set with its split, `blocks` blocks in all: wave_fill's with `resident` (the
+// base set's count, above), but a set that runs a deep pipeline (lower::gemm_runs_deep_pipeline) has
+// one block on each of `blocks` of the SMs, since that pipeline is only chosen where the grid fits so.
+// Counted with `resident`, f16 LINPACK 1024's 64 x 128 tile (128 blocks, 2 per SM in the standard
+// pipeline) and ICA 256's 128 x 64 tile split 16 ways seemed to leave half the SMs idle, and the model
+// ranked them below 128 x 128 tiles that ran 0.74x and 0.92x as fast (docs/tuning.md, round 54).
+double gemm_wave_fill(const ir::Gemm& problem, const lower::GemmParams& params, std::int64_t blocks, int resident,
+                      const Multiprocessors& sms, const lower::DeviceLimits& device);
+
 }  // namespace isaac::tune
