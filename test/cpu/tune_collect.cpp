@@ -655,6 +655,11 @@ TEST_CASE("search ranks a convolution or a GEMM and places --show sets in the mo
                dir, &log) == 0);
   CHECK(log.find(winner + ": predicted ") != std::string::npos);
   CHECK(log.find(": illegal here: ") != std::string::npos);
+  // A set that runs a deep TMA pipeline: f16 LINPACK 1024's winner, 128 blocks, one on each of 128 SMs.
+  const std::string deep = "ML=64,NL=128,MS=8,NS=8,U=64,KS=1,KL=1,KG=1,VA=8,VB=8,LA=8,LB=16,DB=1,SW=8,ACC=32,TC=2,TMA=1,ST=8";
+  REQUIRE(tune("search 1024 1024 1024 --layout NT --dtype f16 --top 4 --show '" + deep + "'", dir, &log) == 0);
+  CHECK(log.find(deep + ": predicted ") != std::string::npos);
+  CHECK(log.find("a deep pipeline, one block per SM, its waves 97% full") != std::string::npos);
 
   CHECK(tune("search --template conv 16 1024 7", dir, &log) != 0);
   CHECK(log.find("a CONV takes seven sizes, N C H W K R S; got 3") != std::string::npos);

@@ -84,10 +84,17 @@ std::string occupancy(const std::vector<std::string>& names, const std::vector<d
                      100 * feature(names, x, "wave_fill"));
 }
 
-std::string gemm_occupancy(const std::vector<double>& x) { return occupancy(gemm_feature_names(), x); }
+// A set that runs a deep TMA pipeline holds one block per SM, whatever the standard pipeline's count
+// (tune::gemm_wave_fill).
+std::string gemm_occupancy(const ir::Gemm& g, const lower::GemmParams& p, const lower::DeviceLimits& limits,
+                           const std::vector<double>& x) {
+  if (!lower::gemm_runs_deep_pipeline(g, p, limits)) return occupancy(gemm_feature_names(), x);
+  return fmt::format("a deep pipeline, one block per SM, its waves {:.0f}% full",
+                     100 * feature(gemm_feature_names(), x, "wave_fill"));
+}
 
 // A CONV set also says how it copies.
-std::string conv_occupancy(const std::vector<double>& x) {
+std::string conv_occupancy(const lower::ConvParams&, const std::vector<double>& x) {
   const auto& names = conv_feature_names();
   if (feature(names, x, "wg") != 0) return "a Winograd kernel";
   return fmt::format("{} copies, {}", feature(names, x, "tma") != 0 ? "TMA" : "thread", occupancy(names, x));
@@ -103,7 +110,7 @@ void print_ranking(const SearchFlags& f, const std::string& problem, const std::
                    const std::function<Params(std::string_view)>& parse,
                    const std::function<lower::Legality(const Params&)>& check,
                    const std::function<std::vector<double>(const Params&)>& features, const Model& model,
-                   const std::function<std::string(const std::vector<double>&)>& describe = {}) {
+                   const std::function<std::string(const Params&, const std::vector<double>&)>& describe = {}) {
   if (pool.empty())
     throw InvalidArgument(fmt::format("no legal parameter set for {} on sm_{}", problem, f.compute_capability));
   const std::size_t neighbours = refinements_for(std::size_t(f.top));
@@ -129,7 +136,7 @@ void print_ranking(const SearchFlags& f, const std::string& problem, const std::
         at == pool.end() ? fmt::format("not among the {} sets the candidates are drawn from", pool.size())
                          : fmt::format("{} of the {} sets the candidates are drawn from", at - pool.begin() + 1, pool.size());
     fmt::print("  {}: predicted {:.2f} TFLOP/s, {:.3f} of the first choice; {}{}\n", p.str(), tflops,
-               tflops / ranked.front().predicted_tflops, place, describe ? "; " + describe(x) : "");
+               tflops / ranked.front().predicted_tflops, place, describe ? "; " + describe(p, x) : "");
   }
 }
 
@@ -176,7 +183,8 @@ int run_gemm_search(const SearchFlags& f) {
                   ir::to_string(g), m.source, m.model.device, report.legal_sets, report.enumerate_ms,
                   report.evaluate_ms),
       pool, lower::parse_gemm_params, [&](const lower::GemmParams& p) { return lower::check_gemm(g, p, limits); },
-      [&](const lower::GemmParams& p) { return gemm_features(g, p, limits); }, m.model, gemm_occupancy);
+      [&](const lower::GemmParams& p) { return gemm_features(g, p, limits); }, m.model,
+      [&](const lower::GemmParams& p, const std::vector<double>& x) { return gemm_occupancy(g, p, limits, x); });
   return 0;
 }
 
@@ -219,7 +227,7 @@ int run_conv_search(const SearchFlags& f) {
       pool, lower::parse_conv_params,
       [&](const lower::ConvParams& p) { return lower::check_conv(c, p, epilogue, limits); },
       [&](const lower::ConvParams& p) { return conv_features(c, p, limits); }, m.model,
-      [](const std::vector<double>& x) { return conv_occupancy(x); });
+      conv_occupancy);
   return 0;
 }
 
