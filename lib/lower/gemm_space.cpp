@@ -78,6 +78,16 @@ int gemm_shallow_stages(const ir::Gemm& problem, const GemmParams& p) {
   return k_tiles <= gemm_max_shallow_stages ? int(std::max<std::int64_t>(k_tiles, 1)) : 0;
 }
 
+namespace {
+
+// p.st stages of a deep pipeline within gemm_deep_pipeline_bytes and the device's limit.
+bool deep_stages_fit(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device) {
+  return gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, p) <=
+         std::min(gemm_deep_pipeline_bytes, device.max_shared_per_block);
+}
+
+}  // namespace
+
 void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const DeviceLimits& device) {
   p.st = gemm_shallow_stages(problem, p);
   if (p.st) {
@@ -94,24 +104,16 @@ void fit_gemm_pipeline_depth(const ir::Gemm& problem, GemmParams& p, const Devic
     if (gemm_tile_loop(problem, loop, device)) p.st = loop.st;
     return;
   }
-  if (!p.tma || !p.db) return;
-  if (!gemm_grid_fits_at_once(problem, p, device)) return;
-  const std::int64_t k_tiles = gemm_k_tiles_per_block(problem, p);
-  for (int st = int(std::min<std::int64_t>(gemm_max_stages, k_tiles)); st >= gemm_min_deep_stages; --st) {
-    p.st = st;
-    if (gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, p) <=
-        std::min(gemm_deep_pipeline_bytes, device.max_shared_per_block))
-      return;
-  }
-  p.st = 0;
+  if (!gemm_runs_deep_pipeline(problem, p, device)) return;
+  // The deepest that fits; gemm_min_deep_stages does.
+  p.st = int(std::min<std::int64_t>(gemm_max_stages, gemm_k_tiles_per_block(problem, p)));
+  while (!deep_stages_fit(problem, p, device)) --p.st;
 }
 
 bool gemm_deep_pipeline_fits(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device) {
   GemmParams shallowest = p;
   shallowest.st = gemm_min_deep_stages;
-  return p.tma && p.db &&
-         gemm_shared_bytes(problem.dtype, problem.a_trans, problem.b_trans, shallowest) <=
-             std::min(gemm_deep_pipeline_bytes, device.max_shared_per_block);
+  return p.tma && p.db && deep_stages_fit(problem, shallowest, device);
 }
 
 bool gemm_runs_deep_pipeline(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device) {
