@@ -1,8 +1,9 @@
 #pragma once
 // The re-benchmark step shared by every template's selection: time the model's best, spread over
 // tilings and hedged against its biases (tune/spread.hpp), in order, skipping those that fail; then,
-// where the template lists neighbours, the model's best neighbours of the fastest so far
-// (tune/neighbours.hpp); time those close to the fastest again; keep the fastest.
+// where the template lists neighbours, the model's best neighbours of the fastest so far, and of the
+// fastest of another kind of kernel where one was timed (tune/neighbours.hpp); time those close to
+// the fastest again; keep the fastest.
 #include <isaac/error.hpp>
 #include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/search.hpp>
@@ -11,6 +12,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace isaac::tune {
 
@@ -20,6 +23,25 @@ inline constexpr double close_to_fastest = 1.1;
 // The model's best neighbours of a set, best first (neighbours.hpp); the set itself not among them.
 template <class Params>
 using Neighbours = std::function<std::vector<RankedSet<Params>>(const Params& center)>;
+
+// The sets whose neighbours fill the re-benchmark's last `refinements` places, and how many each: the
+// fastest timed set; and, where the first pass timed another kind of kernel (the kind hedge), one of
+// the places goes to the fastest set of that kind. The model ranks sets within a kind better than the
+// kinds against each other, so its first guess at the other kind can be one step from a fast set of
+// it: on f16 CONV Conv1 and Conv3 (CHWN) the retrained model's best `wgmma` set ran at 0.82 of the
+// brute force, whose `wgmma` winner is one block tile away, while its `mma.sync` sets reached 0.88
+// (docs/tuning.md, round 55).
+template <class Params>
+std::vector<std::pair<Params, std::size_t>> neighbour_centers(const std::vector<TimedSet<Params>>& timed,
+                                                              std::size_t refinements) {
+  const TimedSet<Params>& fastest = std::ranges::min(timed, {}, &TimedSet<Params>::ms);
+  const int kind = kernel_kind(tiling_of(fastest.params));
+  const TimedSet<Params>* other = nullptr;
+  for (const TimedSet<Params>& t : timed)
+    if (kernel_kind(tiling_of(t.params)) != kind && (!other || t.ms < other->ms)) other = &t;
+  if (refinements < 2 || !other) return {{fastest.params, refinements}};
+  return {{fastest.params, refinements - 1}, {other->params, 1}};
+}
 
 template <class Params, class Rank>
 Choice<Params> select_best(int top_k, const std::string& problem, const Rank& rank, const Benchmark<Params>& benchmark,
@@ -59,16 +81,20 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
   const std::size_t listed = ranked.size();
   time_until(next, listed, top_k - int(refinements));
   if (refinements > 0 && !choice.timed.empty()) {
-    const Params center = std::ranges::min(choice.timed, {}, &TimedSet<Params>::ms).params;
-    std::vector<RankedSet<Params>> unlisted;
-    for (const RankedSet<Params>& r : neighbours(center))
-      if (std::ranges::none_of(ranked, [&](const RankedSet<Params>& c) { return c.params == r.params; }))
-        unlisted.push_back(r);
-    const std::vector<RankedSet<Params>> near = pick_neighbours(tiling_of(center), unlisted, refinements + 4);
-    announce(near, refinements);
-    ranked.insert(ranked.end(), near.begin(), near.end());
-    std::size_t next_near = listed;
-    time_until(next_near, ranked.size(), top_k);
+    int until = top_k - int(refinements);
+    for (const auto& [center, count] : neighbour_centers(choice.timed, refinements)) {
+      std::vector<RankedSet<Params>> unlisted;
+      for (const RankedSet<Params>& r : neighbours(center))
+        if (std::ranges::none_of(ranked, [&](const RankedSet<Params>& c) { return c.params == r.params; }))
+          unlisted.push_back(r);
+      const std::vector<RankedSet<Params>> near = pick_neighbours(tiling_of(center), unlisted, count + 4);
+      announce(near, count);
+      // Each center's neighbours, then its spares where one fails; not the spares of the one before.
+      std::size_t next_near = ranked.size();
+      ranked.insert(ranked.end(), near.begin(), near.end());
+      until += int(count);
+      time_until(next_near, ranked.size(), until);
+    }
   }
   time_until(next, listed, top_k);  // spares, where candidates failed or no neighbour was left
   choice.listed = int(ranked.size());

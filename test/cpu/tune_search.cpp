@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <tuple>
@@ -642,6 +643,51 @@ TEST_CASE("select_gemm re-benchmarks the top k spread over tilings, then neighbo
   CHECK(trusted.measured_ms < 0);
   CHECK_THROWS_WITH_AS(select_gemm(g, {}, model, 3, [](const lower::GemmParams&) -> double { throw Error("no"); }),
                        doctest::Contains("could run"), Error);
+}
+
+TEST_CASE("select_gemm gives one neighbour place to the fastest set of another kind of kernel, where one was timed") {
+  // f16 on sm_80: FMA and mma.sync sets. The random models whose first pass holds both kinds (the
+  // kind hedge) time one neighbour of the fastest and one of the fastest of the other kind.
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f16, 512, 512, 512, false, false);
+  lower::DeviceLimits sm80;
+  sm80.sm = 80;
+  int mixed = 0;
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    const Model model = random_model(g, {16}, seed);
+    std::vector<std::vector<Ranked>> announced;
+    std::optional<lower::GemmParams> other_fastest;
+    // The first candidate is the fastest; the first of the other kind comes second.
+    auto bench = [&](const lower::GemmParams& p) {
+      const std::vector<Ranked>& first = announced.front();
+      if (p == first.front().params) return 1.0;
+      if (p.tc != first.front().params.tc && (!other_fastest || p == *other_fastest)) return other_fastest = p, 1.5;
+      return 2.0;
+    };
+    const Selection s = select_gemm(g, sm80, model, 10, bench, [&](const std::vector<Ranked>& c) { announced.push_back(c); });
+    CAPTURE(seed);
+    REQUIRE(announced.size() >= 2);
+    const std::set<int> kinds = [&] {
+      std::set<int> k;
+      for (const Ranked& r : announced[0]) k.insert(r.params.tc);
+      return k;
+    }();
+    CHECK(s.benchmarked == 10);
+    if (kinds.size() == 1) {
+      REQUIRE(announced.size() == 2);
+      CHECK(announced[1].size() == 2);
+      continue;
+    }
+    ++mixed;
+    REQUIRE(announced.size() == 3);
+    REQUIRE(announced[1].size() == 1);
+    REQUIRE(announced[2].size() == 1);
+    REQUIRE(other_fastest);
+    CHECK(tiling_step(tiling_of(announced[0].front().params), tiling_of(announced[1][0].params)));
+    CHECK(tiling_step(tiling_of(*other_fastest), tiling_of(announced[2][0].params)));
+    CHECK(announced[2][0].params.tc == other_fastest->tc);
+    CHECK(s.timed.back().params == announced[2][0].params);
+  }
+  CHECK(mixed > 0);
 }
 
 TEST_CASE("select_gemm takes no neighbours where the model's first choice is a wgmma set") {
