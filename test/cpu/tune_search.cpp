@@ -660,10 +660,14 @@ TEST_CASE("select_gemm gives one neighbour place to the fastest set of another k
     auto bench = [&](const lower::GemmParams& p) {
       const std::vector<Ranked>& first = announced.front();
       if (p == first.front().params) return 1.0;
-      if (p.tc != first.front().params.tc && (!other_fastest || p == *other_fastest)) return other_fastest = p, 1.5;
+      if (p.tc != first.front().params.tc && (!other_fastest || p == *other_fastest)) {
+        other_fastest = p;
+        return 1.5;
+      }
       return 2.0;
     };
-    const Selection s = select_gemm(g, sm80, model, 10, bench, [&](const std::vector<Ranked>& c) { announced.push_back(c); });
+    const Selection s =
+        select_gemm(g, sm80, model, 10, bench, [&](const std::vector<Ranked>& c) { announced.push_back(c); });
     CAPTURE(seed);
     REQUIRE(announced.size() >= 2);
     const std::set<int> kinds = [&] {

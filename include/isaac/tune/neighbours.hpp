@@ -1,5 +1,6 @@
 #pragma once
-// The re-benchmark's last candidates: the model's best neighbours of the fastest candidate timed.
+// The re-benchmark's last candidates: the model's best neighbours of the fastest candidate timed (and,
+// where the first pass timed two kinds of kernel, of the fastest of the other kind: select_best.hpp).
 // The model places the fast region of a space well and ranks badly within it: of the ten GEMM rows
 // whose top-10 missed 95% of the brute force on the H100 (0.1.18), four had a brute-force winner one
 // step from the fastest candidate (U 64 for 32, KG 6 for 8, a block tile half as wide), which the
