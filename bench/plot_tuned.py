@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Plot of a tuned-benchmark CSV (isaac-bench-gemm tuned / isaac-bench-conv tuned):
-per problem, the TFLOP/s of the model's top-1, of the top-k re-benchmarked, of the brute-force best
-and of the vendor library, with the 85%/95% criteria as a second panel.
+"""Plot of a tuned-benchmark CSV (isaac-bench-gemm tuned / isaac-bench-conv tuned): per problem,
+tuned isaac (the model's top-k, re-benchmarked) against the vendor library timed in the same process,
+with each dtype's geometric mean; below, the tuner's criteria: the model's top-1 and top-k against the
+brute-force best, with the 85% and 95% lines.
 usage: plot_tuned.py RESULTS.csv OUT.png"""
 import csv
+import math
 import sys
+import textwrap
 
 import matplotlib
 
@@ -12,29 +15,42 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 
+def geometric_mean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
 def main(path, out):
-    rows = list(csv.DictReader(line for line in open(path) if not line.startswith("#")))
+    lines = open(path).read().splitlines()
+    header = next((line[1:].strip() for line in lines if line.startswith("#")), "")
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
     vendor = "cublas_tflops" if "cublas_tflops" in rows[0] else "cudnn_tflops"
+    vendor_name = "cuBLAS" if vendor == "cublas_tflops" else "cuDNN"
     label = lambda r: f"{r['dtype']} {r['suite']} {r['m']}x{r['n']}x{r['k']}" if "m" in r else f"{r['dtype']} {r['name']}"
     value = lambda r, c: float(r[c]) if r.get(c) else 0.0
     names = [label(r) for r in rows]
-    x = range(len(rows))
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(10, len(rows) * 0.32), 9), sharex=True)
-    w = 0.2
-    for i, (column, name) in enumerate([("top1_tflops", "model top-1"), ("topk_tflops", "model top-k, re-benchmarked"),
-                                        ("brute_tflops", "brute-force best"), (vendor, vendor.split("_")[0])]):
-        top.bar([v + (i - 1.5) * w for v in x], [value(r, column) for r in rows], w, label=name)
-    top.set_ylabel("TFLOP/s (log scale)")
-    top.set_yscale("log")
+    x = list(range(len(rows)))
+    width = max(10, len(rows) * 0.32)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(width, 9), sharex=True)
+
+    dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
+    for i, dtype in enumerate(dtypes):
+        xs = [j for j, r in enumerate(rows) if r["dtype"] == dtype]
+        ratios = [value(rows[j], "topk_tflops") / value(rows[j], vendor) if value(rows[j], vendor) > 0 else 0.0
+                  for j in xs]
+        mean = geometric_mean([v for v in ratios if v > 0])
+        top.bar(xs, ratios, 0.7, color=f"C{i}", label=f"{dtype}: geometric mean {mean:.2f}x")
+    top.axhline(1.0, color="black", lw=1)
+    top.set_ylabel(f"tuned isaac / {vendor_name}")
     top.legend(fontsize=8)
-    top.set_title(path.split("/")[-1])
-    bottom.plot(x, [value(r, "top1_vs_brute") for r in rows], "o", label="top-1 / brute force")
-    bottom.plot(x, [value(r, "topk_vs_brute") for r in rows], "s", label="top-k / brute force")
+    top.set_title(textwrap.fill(f"{path.split('/')[-1]}: {header}", int(width * 12)), fontsize=8)
+
+    bottom.plot(x, [value(r, "top1_vs_brute") for r in rows], "o", label="model's top-1 / brute force")
+    bottom.plot(x, [value(r, "topk_vs_brute") for r in rows], "s", label="model's top-k, re-benchmarked / brute force")
     bottom.axhline(0.85, color="C0", ls=":", lw=1)
     bottom.axhline(0.95, color="C1", ls=":", lw=1)
     bottom.set_ylabel("ratio to the brute-force best")
     bottom.legend(fontsize=8)
-    bottom.set_xticks(list(x))
+    bottom.set_xticks(x)
     bottom.set_xticklabels(names, rotation=90, fontsize=7)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
