@@ -9,6 +9,7 @@
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/load_siblings.hpp>
 #include <isaac/tune/models.hpp>
+#include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/search.hpp>
 #include <isaac/tune/spread.hpp>
 #include <isaac/tune/split_siblings.hpp>
@@ -36,7 +37,7 @@ namespace {
 struct FocusFlags {
   std::string template_name = "gemm", out, model_path, dtypes = "f32,f16,f64";
   double seconds = 120;
-  int per_shape = 12, top = 64, best = 6, siblings = 0, kind_siblings = 0, load_siblings = 0;
+  int per_shape = 12, top = 64, best = 6, siblings = 0, kind_siblings = 0, load_siblings = 0, neighbour_siblings = 0;
   std::uint64_t seed = 7;
   ShapeOptions shapes;  // GEMM: the ranges of M, N, K and the cap on M*N*K (its dtypes and aligned share unused)
   // CONV: the ranges of C, P and Q and focus's flops cap (N and K come from the options both share).
@@ -99,12 +100,14 @@ std::atomic<bool> interrupted{false};
 
 int run_focus(const FocusFlags& f) {
   // Up to two other kinds of kernel (f16 on sm_90: FMA, mma.sync and wgmma).
+  const int sibling_count = f.siblings + f.load_siblings + f.neighbour_siblings;
   if (f.per_shape < 1 || f.best < 0 || f.siblings < 0 || f.kind_siblings < 0 || f.load_siblings < 0 ||
-      f.best + f.siblings + 2 * f.kind_siblings + f.load_siblings > f.per_shape || f.top < f.per_shape)
+      f.neighbour_siblings < 0 || f.best + sibling_count + 2 * f.kind_siblings > f.per_shape || f.top < f.per_shape)
     throw InvalidArgument(fmt::format("--per-shape {} --best {} --kg-siblings {} --kind-siblings {} --load-siblings {} "
-                                      "--top {}: need best + kg-siblings + 2 x kind-siblings + load-siblings <= "
-                                      "per-shape <= top",
-                                      f.per_shape, f.best, f.siblings, f.kind_siblings, f.load_siblings, f.top));
+                                      "--neighbour-siblings {} --top {}: need best + kg-siblings + 2 x kind-siblings + "
+                                      "load-siblings + neighbour-siblings <= per-shape <= top",
+                                      f.per_shape, f.best, f.siblings, f.kind_siblings, f.load_siblings,
+                                      f.neighbour_siblings, f.top));
   const std::vector<ir::DType> dtypes = parse_dtype_list(f.dtypes);
   if (f.f32_tensor_cores && std::ranges::find(dtypes, ir::DType::f32) == dtypes.end())
     throw InvalidArgument(fmt::format("--f32-tensor-cores needs f32 among --dtypes {}: it lets f32 alone run on the "
@@ -167,7 +170,7 @@ int run_focus(const FocusFlags& f) {
     for (size_t i = size_t(f.best); i < ranked.size(); ++i) rest.push_back(i);
     for (size_t i = rest.size(); i > 1; --i) std::swap(rest[i - 1], rest[pick() % i]);
     for (size_t i = 0;
-         i < rest.size() && int(chosen.size()) < f.per_shape - f.siblings - f.load_siblings - int(other_kinds.size()); ++i)
+         i < rest.size() && int(chosen.size()) < f.per_shape - sibling_count - int(other_kinds.size()); ++i)
       chosen.push_back(rest[i]);
     for (size_t i : chosen) batch.candidates.push_back({ranked[i].params, int(i), ranked[i].predicted_tflops, {}, {}});
     for (const Ranked& r : other_kinds)
@@ -177,6 +180,13 @@ int run_focus(const FocusFlags& f) {
       auto siblings = grid_split_siblings(g, ranked.front().params, limits, f.siblings);
       for (const lower::GemmParams& p : load_width_siblings(g, ranked.front().params, limits, f.load_siblings))
         siblings.push_back(p);
+      // The model's best neighbours of its first choice, one of each kind of step first: the sets the
+      // re-benchmark's last places are drawn from, where the model's errors decide what it times.
+      if (f.neighbour_siblings > 0) {
+        const Tiling first = tiling_of(ranked.front().params);
+        const auto near = rank_gemm_neighbours(g, limits, models.at(g.dtype), ranked.front().params, neighbour_pool);
+        for (const Ranked& r : pick_neighbours(first, near, size_t(f.neighbour_siblings))) siblings.push_back(r.params);
+      }
       const Mlp& mlp = models.at(g.dtype).mlp;
       const std::vector<double> predicted =
           siblings.empty() ? std::vector<double>{} : mlp.predict(gemm_features(g, siblings, limits).data(), siblings.size());
@@ -207,11 +217,11 @@ int run_focus(const FocusFlags& f) {
   if (!out) throw InvalidArgument("cannot write " + f.out);
   std::fprintf(out,
                "# isaac-tune focus on %s: seed=%llu per-shape=%d best=%d kg-siblings=%d kind-siblings=%d "
-               "load-siblings=%d top=%d f32-tensor-cores=%d "
+               "load-siblings=%d neighbour-siblings=%d top=%d f32-tensor-cores=%d "
                "aligned-share=%g square-share=%g batched-share=%g batch-max=%lld m=%lld..%lld n=%lld..%lld "
                "k=%lld..%lld max-mnk=%g\n",
                info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.best, f.siblings, f.kind_siblings,
-               f.load_siblings, f.top, int(f.f32_tensor_cores), f.aligned_share, f.square_share, f.batched_share,
+               f.load_siblings, f.neighbour_siblings, f.top, int(f.f32_tensor_cores), f.aligned_share, f.square_share, f.batched_share,
                (long long)f.batch_max, (long long)f.shapes.m_min, (long long)f.shapes.m_max,
                (long long)f.shapes.n_min, (long long)f.shapes.n_max, (long long)f.shapes.k_min,
                (long long)f.shapes.k_max, f.shapes.max_mnk);
@@ -313,6 +323,10 @@ void add_focus_command(CLI::App& app, int& exit_code) {
                   "GEMM: of which sets that differ from the model's first only in the load widths VA and VB "
                   "(the nearest first)")
       ->capture_default_str();
+  cmd->add_option("--neighbour-siblings", flags->neighbour_siblings,
+                  "GEMM: of which the model's best neighbours of its first (one step of a tile, U or the split, or "
+                  "another variant: the re-benchmark's neighbours), one of each kind of step first")
+      ->capture_default_str();
   cmd->add_option("--top", flags->top, "the model's top sets the rest is drawn from")->capture_default_str();
   cmd->add_option("--seed", flags->seed, "random inputs and draws")->capture_default_str();
   const ShapeOptions gemm;
@@ -367,7 +381,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       if (flags->winograd_share != 0) throw InvalidArgument("--winograd-share is for CONV rounds: GEMM has no Winograd");
       exit_code = run_focus(*flags);
     } else if (flags->template_name == "conv") {
-      refuse({"--kg-siblings", "--load-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share", "--batched-share",
+      refuse({"--kg-siblings", "--load-siblings", "--neighbour-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share", "--batched-share",
               "--batch-max"},
              "gemm");
       ConvFocusFlags c;
