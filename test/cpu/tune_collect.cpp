@@ -593,6 +593,12 @@ TEST_CASE("focus refuses bad shape ranges and siblings before it looks for a dri
   CHECK(log.find("C range [512, 64]") != std::string::npos);
   CHECK(tune("focus --template conv --seconds 1 --load-siblings 1 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("--load-siblings is for gemm rounds") != std::string::npos);
+  CHECK(tune("focus --template conv --seconds 1 --neighbour-siblings 1 --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--neighbour-siblings is for gemm rounds") != std::string::npos);
+  // Siblings of every kind share the per-shape sets with the model's best: 6 + 2 + 5 is more than 12.
+  CHECK(tune("focus --seconds 1 --best 6 --load-siblings 2 --neighbour-siblings 5 --out '" + out.string() + "'", dir,
+             &log) != 0);
+  CHECK(log.find("load-siblings + neighbour-siblings <= per-shape") != std::string::npos);
   // The TF32 kernels are for f32 alone: asked for without f32, the option would change nothing.
   CHECK(tune("focus --seconds 1 --dtypes f16,f64 --f32-tensor-cores --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("--f32-tensor-cores needs f32 among --dtypes f16,f64") != std::string::npos);
