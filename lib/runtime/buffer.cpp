@@ -2,6 +2,7 @@
 
 #include <isaac/runtime/runtime.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace isaac::runtime {
@@ -45,6 +46,20 @@ void Buffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
   check_range(bytes, offset, bytes_, "an upload");
   use_device();
   ISAAC_CU(cuMemcpyHtoD, ptr_ + offset, host, bytes);
+  ISAAC_CU(cuCtxSynchronize);
+}
+
+void Buffer::repeat_prefix(std::size_t prefix) {
+  check_range(prefix, 0, bytes_, "a repeated prefix");
+  if (prefix == 0) throw InvalidArgument("a repeated prefix of 0 bytes fills nothing");
+  use_device();
+  ISAAC_CU(cuCtxSynchronize);
+  // Each copy doubles what is filled; whole copies of the prefix keep byte i equal to byte i % prefix.
+  for (std::size_t filled = prefix; filled < bytes_;) {
+    const std::size_t copy = std::min(filled, bytes_ - filled);
+    ISAAC_CU(cuMemcpyDtoD, ptr_ + filled, ptr_, copy);
+    filled += copy;
+  }
   ISAAC_CU(cuCtxSynchronize);
 }
 

@@ -156,3 +156,22 @@ TEST_CASE("a user's stream and memory can be wrapped") {
   y.download(out.data(), sizeof(float) * n);
   for (int i = 0; i < n; ++i) REQUIRE(out[i] == 3.5f);
 }
+
+TEST_CASE("a buffer repeats its first bytes over the rest of it on the device") {
+  // 7 does not divide 1,000,003: the last copy is a part of the prefix's repeats.
+  const std::size_t size = 1000003, prefix = 7;
+  runtime::Buffer buffer(size);
+  buffer.fill_bytes(0xff);
+  const std::vector<unsigned char> block{1, 2, 3, 4, 5, 6, 7};
+  buffer.upload(block.data(), prefix);
+  buffer.repeat_prefix(prefix);
+  std::vector<unsigned char> out(size);
+  buffer.download(out.data(), size);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < size; ++i) wrong += out[i] != block[i % prefix];
+  CHECK(wrong == 0);
+  // The whole buffer as the prefix copies nothing; none, or more than the buffer, is an error.
+  buffer.repeat_prefix(size);
+  CHECK_THROWS_AS(buffer.repeat_prefix(0), InvalidArgument);
+  CHECK_THROWS_AS(buffer.repeat_prefix(size + 1), InvalidArgument);
+}

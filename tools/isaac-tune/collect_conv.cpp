@@ -86,7 +86,9 @@ class ConvCollector : public Collector {
   std::string compile_steps(const CompileSettings& settings) const override {
     return settings.ptxas ? "emission + ptxas to a cubin" : "emission only: the driver's JIT loads the PTX (no ptxas)";
   }
-  std::string notes() const override { return fallback_note(ptxas_fallbacks_); }
+  std::string notes() const override {
+    return fallback_note(ptxas_fallbacks_) + (gpu_ ? phases_note(gpu_->phases()) : std::string());
+  }
 
  private:
   ConvPlan plan_;

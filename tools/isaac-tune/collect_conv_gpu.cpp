@@ -57,11 +57,10 @@ ConvGpuRunner::Operands& ConvGpuRunner::operands_for(std::uint64_t shape, const 
   while (operands_.size() >= 2) operands_.pop_back();
   // Dense tensors (ir::dense_conv): each spans the product of its extents.
   const std::int64_t in = v.n * v.c * v.h * v.w, f = v.k * v.c * v.r * v.s, out = v.n * v.k * v.p * v.q;
-  std::mt19937_64 rng(options_.seed * 0x9e3779b97f4a7c15ull + shape);
-  Operands o{shape, {}, {}, {}, {}, {}};
-  o.input = random_buffer(v.dtype, in, rng, input_period, &o.input_values);
-  o.filter = random_buffer(v.dtype, f, rng, filter_period, &o.filter_values);
-  o.output = runtime::Buffer(std::size_t(out) * ir::size_of(v.dtype));
+  const HostArray& input = random_block(v.dtype, input_period);
+  const HostArray& filter = random_block(v.dtype, filter_period);
+  Operands o{shape, random_buffer(in, input, v.dtype), random_buffer(f, filter, v.dtype),
+             runtime::Buffer(std::size_t(out) * ir::size_of(v.dtype)), &input.values, &filter.values};
   operands_.push_front(std::move(o));
   return operands_.front();
 }
@@ -108,7 +107,7 @@ std::string ConvGpuRunner::spot_check(const CompiledConv& conv, Operands& ops, s
   int wrong = 0;
   std::string first;
   for (std::size_t i = 0; i < points.size(); ++i) {
-    const ConvReference ref = conv_reference(v, points[i], ops.input_values, ops.filter_values);
+    const ConvReference ref = conv_reference(v, points[i], *ops.input_values, *ops.filter_values);
     const double bound = conv_error_bound(v.dtype, ref.magnitude, crs, p.cg, p.tc);
     if (std::abs(got[i] - ref.sum) <= bound) continue;
     if (wrong++ == 0)
@@ -124,6 +123,7 @@ std::string ConvGpuRunner::spot_check(const CompiledConv& conv, Operands& ops, s
 void ConvGpuRunner::process(const ir::Conv& v, const lower::ConvParams& p, lower::ConvKernel kernel,
                             std::uint64_t shape, bool check, ResultRow& row) {
   Armed armed(watchdog_, row);
+  ++phases_.kernels;
   const auto load_start = Clock::now();
   std::optional<CompiledConv> conv;
   try {
@@ -136,8 +136,10 @@ void ConvGpuRunner::process(const ir::Conv& v, const lower::ConvParams& p, lower
     return fail(row, "jit", "loading the module", e, ir::to_string(v));
   }
   row.compile_ms += ms_since(load_start);
+  phases_.load_ms += ms_since(load_start);
   Operands* ops = nullptr;
   try {
+    Phase phase(phases_.operands_ms);
     ops = &operands_for(shape, v);
   } catch (const std::exception& e) {
     return fail(row, "launch", "allocating the operands", e, ir::to_string(v));
@@ -145,6 +147,7 @@ void ConvGpuRunner::process(const ir::Conv& v, const lower::ConvParams& p, lower
   if (check) {
     std::string wrong;
     try {
+      Phase phase(phases_.check_ms);
       wrong = spot_check(*conv, *ops, row.index);
     } catch (const std::exception& e) {
       return fail(row, "launch", "spot check", e, ir::to_string(v));
@@ -156,6 +159,7 @@ void ConvGpuRunner::process(const ir::Conv& v, const lower::ConvParams& p, lower
     }
   }
   try {
+    Phase phase(phases_.timing_ms);
     time([&](const runtime::Stream& s) { conv->run(ops->output.ptr(), ops->input.ptr(), ops->filter.ptr(), 1.0, 0.0, s); },
          row);
   } catch (const std::exception& e) {

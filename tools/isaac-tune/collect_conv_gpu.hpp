@@ -28,7 +28,8 @@ class ConvGpuRunner : public GpuRunnerBase {
   struct Operands {
     std::uint64_t shape;
     runtime::Buffer input, filter, output;
-    std::vector<double> input_values, filter_values;  // one period of each operand (random_buffer)
+    const std::vector<double>* input_values;  // one period of each operand (random_buffer)
+    const std::vector<double>* filter_values;
   };
   Operands& operands_for(std::uint64_t shape, const ir::Conv& v);
   std::string spot_check(const CompiledConv& conv, Operands& ops, std::uint64_t variant);

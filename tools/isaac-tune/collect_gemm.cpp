@@ -87,7 +87,7 @@ class GemmCollector : public Collector {
     return settings.ptxas ? "emission + ptxas to a cubin" : "emission only: the driver's JIT loads the PTX (no ptxas)";
   }
   std::string notes() const override {
-    return fallback_note(ptxas_fallbacks_);
+    return fallback_note(ptxas_fallbacks_) + (gpu_ ? phases_note(gpu_->phases()) : std::string());
   }
 
  private:

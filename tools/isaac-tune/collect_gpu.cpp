@@ -26,16 +26,26 @@ constexpr int exit_hung = 3;
 
 }  // namespace
 
-runtime::Buffer random_buffer(ir::DType dtype, std::int64_t elements, std::mt19937_64& rng, std::size_t period,
-                              std::vector<double>* values) {
+runtime::Buffer random_buffer(std::int64_t elements, const HostArray& block, ir::DType dtype) {
   const std::size_t elem = ir::size_of(dtype);
   const std::size_t count = std::size_t(std::max<std::int64_t>(elements, 1));
+  if (block.values.empty() || block.bytes.size() != block.values.size() * elem)
+    throw InvalidArgument(fmt::format("random_buffer: a block of {} values in {} bytes is not one of {}",
+                                      block.values.size(), block.bytes.size(), ir::name(dtype)));
   runtime::Buffer buffer(count * elem);
-  HostArray block = random_host_array(dtype, std::min(count, std::max<std::size_t>(period, 1)), rng);
-  for (std::size_t at = 0; at < count * elem; at += block.bytes.size())
-    buffer.upload(block.bytes.data(), std::min(block.bytes.size(), count * elem - at), at);
-  if (values) *values = std::move(block.values);
+  const std::size_t prefix = std::min(count, block.values.size()) * elem;
+  buffer.upload(block.bytes.data(), prefix);
+  buffer.repeat_prefix(prefix);
   return buffer;
+}
+
+const HostArray& GpuRunnerBase::random_block(ir::DType dtype, std::size_t period) {
+  auto [it, added] = blocks_.try_emplace({dtype, period});
+  if (added) {
+    std::mt19937_64 rng(options_.seed * 0x9e3779b97f4a7c15ull + period * 8 + std::uint64_t(dtype));
+    it->second = random_host_array(dtype, period, rng);
+  }
+  return it->second;
 }
 
 Watchdog::Watchdog(RowWriter& writer, double limit_seconds) : writer_(writer), limit_(limit_seconds) {
@@ -113,6 +123,14 @@ void GpuRunnerBase::time(const std::function<void(const runtime::Stream&)>& enqu
   row.max_ms = samples.back();
 }
 
+std::string phases_note(const GpuRunnerBase::Phases& phases) {
+  if (phases.kernels == 0) return {};
+  const double n = double(phases.kernels);
+  return fmt::format("  GPU thread per kernel: {:.2f} ms loading the module, {:.2f} ms spot checks, {:.2f} ms preparing "
+                     "operands, {:.2f} ms timing\n",
+                     phases.load_ms / n, phases.check_ms / n, phases.operands_ms / n, phases.timing_ms / n);
+}
+
 bool GpuRunnerBase::context_alive() {
   try {
     stream_.synchronize();
@@ -145,8 +163,9 @@ GpuRunner::Operands& GpuRunner::operands_for(std::uint64_t shape, const ir::Gemm
   // Rows arrive nearly in plan order: keeping two shapes covers the rows that overtake each other.
   while (operands_.size() >= 2) operands_.pop_back();
   const ir::GemmStorage s = ir::gemm_storage(g);
-  std::mt19937_64 rng(options_.seed * 0x9e3779b97f4a7c15ull + shape);
-  Operands o{shape, random_buffer(g.dtype, s.a, rng), random_buffer(g.dtype, s.b, rng),
+  // Two periods, so that A and B do not hold the same values.
+  Operands o{shape, random_buffer(s.a, random_block(g.dtype, std::size_t(1) << 20), g.dtype),
+             random_buffer(s.b, random_block(g.dtype, (std::size_t(1) << 20) - 3), g.dtype),
              runtime::Buffer(std::size_t(s.c) * ir::size_of(g.dtype))};
   operands_.push_front(std::move(o));
   return operands_.front();
@@ -177,6 +196,7 @@ std::string GpuRunner::spot_check(const CompiledGemm& gemm, const ir::Gemm& like
 void GpuRunner::process(const ir::Gemm& g, const lower::GemmParams& p, lower::GemmKernel kernel,
                         std::uint64_t shape, bool check, ResultRow& row) {
   Armed armed(watchdog_, row);
+  ++phases_.kernels;
   const auto load_start = Clock::now();
   std::optional<CompiledGemm> gemm;
   try {
@@ -189,9 +209,11 @@ void GpuRunner::process(const ir::Gemm& g, const lower::GemmParams& p, lower::Ge
     return fail(row, "jit", "loading the module", e, ir::to_string(g));
   }
   row.compile_ms += ms_since(load_start);
+  phases_.load_ms += ms_since(load_start);
   if (check) {
     std::string wrong;
     try {
+      Phase phase(phases_.check_ms);
       wrong = spot_check(*gemm, g, row.index);
     } catch (const std::exception& e) {
       return fail(row, "launch", "spot check", e, ir::to_string(g));
@@ -203,8 +225,13 @@ void GpuRunner::process(const ir::Gemm& g, const lower::GemmParams& p, lower::Ge
     }
   }
   try {
-    Operands& ops = operands_for(shape, g);
-    time([&](const runtime::Stream& s) { gemm->run(g, ops.c.ptr(), ops.a.ptr(), ops.b.ptr(), 1.0, 0.0, s); }, row);
+    Operands* ops = nullptr;
+    {
+      Phase phase(phases_.operands_ms);
+      ops = &operands_for(shape, g);
+    }
+    Phase phase(phases_.timing_ms);
+    time([&](const runtime::Stream& s) { gemm->run(g, ops->c.ptr(), ops->a.ptr(), ops->b.ptr(), 1.0, 0.0, s); }, row);
   } catch (const std::exception& e) {
     return fail(row, "launch", "timing", e, ir::to_string(g));
   }

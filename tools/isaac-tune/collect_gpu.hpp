@@ -4,17 +4,20 @@
 // operands (allocated once per shape, filled with random non-zero values). A watchdog records a
 // kernel that never finishes as a failure and ends the process. This is the GEMM runner (the spot
 // check runs the kernel on a small awkward problem); collect_conv_gpu.hpp has the CONV one.
+#include "collect_check.hpp"
 #include "collect_csv.hpp"
 
 #include <isaac/gemm.hpp>
 #include <isaac/runtime/runtime.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <random>
 #include <vector>
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -59,6 +62,17 @@ class GpuRunnerBase {
   const lower::DeviceLimits& limits() const { return limits_; }
   const runtime::DeviceInfo& info() const { return info_; }
   std::uint64_t checks() const { return checks_; }
+  // Where the GPU thread's time went, summed over the kernels it ran: what bounds collect's rate
+  // once the compile workers keep up (the summary prints it per kernel).
+  struct Phases {
+    double load_ms = 0, check_ms = 0, operands_ms = 0, timing_ms = 0;
+    std::uint64_t kernels = 0;
+  };
+  const Phases& phases() const { return phases_; }
+
+  // A block of `period` random non-zero values of `dtype` (random_host_array), made on first use and
+  // kept: every shape's operands repeat the same blocks, as their values do not change a kernel's time.
+  const HostArray& random_block(ir::DType dtype, std::size_t period);
 
  protected:
   // Times `enqueue` (one run, enqueued on the stream it is given): one warm-up and min_repeats runs,
@@ -76,19 +90,34 @@ class GpuRunnerBase {
     Watchdog& watchdog;
   };
 
+  // Adds the time from its construction to its destruction to one of the phases.
+  class Phase {
+   public:
+    explicit Phase(double& into) : into_(into), start_(std::chrono::steady_clock::now()) {}
+    ~Phase() { into_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count(); }
+
+   private:
+    double& into_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
   GpuOptions options_;
   runtime::DeviceInfo info_;
   lower::DeviceLimits limits_;
   runtime::Stream stream_;
   Watchdog watchdog_;
   std::uint64_t checks_ = 0;
+  Phases phases_;
+  std::map<std::pair<ir::DType, std::size_t>, HostArray> blocks_;
 };
 
-// A buffer of `elements` random non-zero values of `dtype`, a block of at most `period` values
-// (random_host_array) uploaded over and over, so that element i holds values[i % values.size()]:
-// generating gigabytes on the host would keep the compile workers' cores busy for seconds.
-runtime::Buffer random_buffer(ir::DType dtype, std::int64_t elements, std::mt19937_64& rng,
-                              std::size_t period = std::size_t(1) << 20, std::vector<double>* values = nullptr);
+// The summary's line on the GPU thread's time per kernel, by phase ("" before any kernel ran).
+std::string phases_note(const GpuRunnerBase::Phases& phases);
+
+// A buffer of `elements` values of `block`'s dtype, element i holding block.values[i % block.values.size()]:
+// the block's first values uploaded once and repeated on the device. Generating and uploading
+// gigabytes on the host would keep the GPU thread from timing for seconds.
+runtime::Buffer random_buffer(std::int64_t elements, const HostArray& block, ir::DType dtype);
 
 class GpuRunner : public GpuRunnerBase {
  public:

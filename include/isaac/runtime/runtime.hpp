@@ -88,6 +88,9 @@ class Buffer {
   // stream, which isaac's non-blocking streams do not wait for.)
   void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
   void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
+  // Repeats the buffer's first `prefix` bytes over the whole of it, by copies on the device (as
+  // synchronous as upload): large operands filled from one uploaded block without crossing PCIe.
+  void repeat_prefix(std::size_t prefix);
   void fill_bytes(unsigned char value);                              // cuMemsetD8, synchronous
   void fill_bytes(unsigned char value, const Stream& stream);  // cuMemsetD8Async
 
