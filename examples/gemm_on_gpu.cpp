@@ -27,7 +27,8 @@ std::int64_t size_argument(const char* text) {
   char* end = nullptr;
   const long long value = std::strtoll(text, &end, 10);
   if (*end != '\0' || value < 1 || value > 4096)
-    throw InvalidArgument(std::string("a size must be an integer from 1 to 4096 (the reference runs on the CPU), not '") + text + "'");
+    throw InvalidArgument(std::string("a size must be an integer from 1 to 4096 (the reference runs on the CPU), ") +
+                          "not '" + text + "'");
   return value;
 }
 
@@ -64,7 +65,8 @@ int main(int argc, char** argv) try {
   da.upload(a.data(), da.bytes());
   db.upload(b.data(), db.bytes());
   dc.upload(c.data(), dc.bytes());
-  const DeviceTensors tensors{{"A", {da.ptr(), {M, K}, {}}}, {"B", {db.ptr(), {K, N}, {}}}, {"C", {dc.ptr(), {M, N}, {}}}};
+  const DeviceTensors tensors{
+      {"A", {da.ptr(), {M, K}, {}}}, {"B", {db.ptr(), {K, N}, {}}}, {"C", {dc.ptr(), {M, N}, {}}}};
   const double alpha_value = 1.5, beta_value = 0.5;
   const ir::ScalarValues scalars{{"alpha", alpha_value}, {"beta", beta_value}};
 

@@ -12,8 +12,8 @@ namespace isaac::runtime::driver {
   X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount)         \
   X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)                       \
   X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxSetFlags) X(cuCtxSetCurrent) X(cuCtxGetCurrent)  \
-  X(cuMemAlloc) X(cuMemFree)                                                                          \
-  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD8) X(cuMemsetD8Async) X(cuStreamCreate)                  \
+  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyDtoD)                                                          \
+  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuMemsetD8Async) X(cuStreamCreate)                  \
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)       \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuModuleLoadDataEx) X(cuModuleLoadData)               \
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute)                \
