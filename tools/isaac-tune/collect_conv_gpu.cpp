@@ -135,8 +135,9 @@ void ConvGpuRunner::process(const ir::Conv& v, const lower::ConvParams& p, lower
     row.compile_ms += ms_since(load_start);
     return fail(row, "jit", "loading the module", e, ir::to_string(v));
   }
-  row.compile_ms += ms_since(load_start);
-  phases_.load_ms += ms_since(load_start);
+  const double load_ms = ms_since(load_start);
+  row.compile_ms += load_ms;
+  phases_.load_ms += load_ms;
   Operands* ops = nullptr;
   try {
     Phase phase(phases_.operands_ms);
