@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pool the candidates that `isaac-bench-gemm tuned` / `isaac-bench-conv tuned --candidates-csv` timed
 on the paper's problems into one dataset that `isaac-tune eval --table` reads, to screen a model
-offline before an A/B on the GPU (docs/tuning.md, round 37).
+offline before an A/B on the GPU (docs/tuning-history.md, round 37).
 
 Every candidate timed in any of the files is one row; its TFLOP/s is 100 x its median ratio to the
 brute-force winner timed in the same process, so that runs on other days and devices compare. The

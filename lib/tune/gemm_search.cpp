@@ -376,7 +376,7 @@ std::vector<Ranked> rank_gemm_neighbours(const ir::Gemm& problem, const lower::D
       p.kg = kg, p.sw = sw;
       if (!tiling_step(from, tiling_of(p))) continue;
       lower::fit_gemm_pipeline_depth(problem, p, device);
-      // SW alone is no step: in the H200's candidate timings (docs/tuning.md, round 34) the sets
+      // SW alone is no step: in the H200's candidate timings (docs/tuning-history.md, round 34) the sets
       // that differed from the fastest only in SW ran within noise of it.
       lower::GemmParams same_order = p;
       same_order.sw = center.sw;

@@ -30,7 +30,7 @@ using Neighbours = std::function<std::vector<RankedSet<Params>>(const Params& ce
 // kinds against each other, so its first guess at the other kind can be one step from a fast set of
 // it: on f16 CONV Conv1 and Conv3 (CHWN) the retrained model's best `wgmma` set ran at 0.82 of the
 // brute force, whose `wgmma` winner is one block tile away, while its `mma.sync` sets reached 0.88
-// (docs/tuning.md, round 55).
+// (docs/tuning-history.md, round 55).
 template <class Params>
 std::vector<std::pair<Params, std::size_t>> neighbour_centers(const std::vector<TimedSet<Params>>& timed,
                                                               std::size_t refinements) {

@@ -646,7 +646,7 @@ TEST_CASE("search ranks a convolution or a GEMM and places --show sets in the mo
   CHECK(log.find("1.000 of the first choice; 1 of the ") != std::string::npos);
   CHECK(log.find(": illegal here: ") != std::string::npos);
   // A CONV set's copies and occupancy: f16 Conv2's winner on the H200 and the same set with one stage
-  // more (docs/tuning.md, round 41): 30 and 40 KB of stages, 789 blocks in one wave of 6 x 132 or two
+  // more (docs/tuning-history.md, round 41): 30 and 40 KB of stages, 789 blocks in one wave of 6 x 132 or two
   // of 5 x 132.
   const std::string conv2 = "search --template conv --layout NHWC/KRSC --dtype f16 16 32 42 175 32 5 10 --top 4";
   const std::string conv2_winner = "PL=128,KL=32,PS=16,KS=2,U=32,CS=1,CL=1,CG=1,VI=8,VF=8,LI=4,LF=4,DB=0,TC=2";

@@ -375,7 +375,7 @@ TEST_CASE("grid_split_siblings: legal sets that differ only in KG, KG = 1 first,
 
 TEST_CASE("load_width_siblings: legal sets that differ only in VA and VB (with LA, LB), the nearest widths first") {
   // f64 DeepBench-F 2560x64: the model's first choice and, among its siblings, the brute force's
-  // winner's widths (VA=1, VB=2; docs/tuning.md, round 36).
+  // winner's widths (VA=1, VB=2; docs/tuning-history.md, round 36).
   const ir::Gemm g = ir::dense_gemm(ir::DType::f64, 2560, 64, 2560, false, false);
   const lower::GemmParams best = lower::parse_gemm_params(
       "ML=64,NL=64,MS=4,NS=8,U=16,KS=1,KL=1,KG=10,VA=2,VB=1,LA=32,LB=16,DB=1,SW=1,ACC=32,TC=1");

@@ -317,7 +317,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--kind-siblings", flags->kind_siblings,
                   "of which the model's best sets of each kind of kernel (TC) other than its first's, this many "
-                  "per kind (the bias of docs/tuning.md, rounds 35 and 41)")
+                  "per kind (the bias of docs/tuning-history.md, rounds 35 and 41)")
       ->capture_default_str();
   cmd->add_option("--load-siblings", flags->load_siblings,
                   "GEMM: of which sets that differ from the model's first only in the load widths VA and VB "

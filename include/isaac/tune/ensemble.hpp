@@ -1,7 +1,7 @@
 #pragma once
 // Ensembles: several networks of one architecture trained on the same data with other seeds, held
 // as one network whose prediction is their mean. The mean predicts new data better than any one
-// member (docs/tuning.md, round 17), at the members' cost added up. The first layers sit side by
+// member (docs/tuning-history.md, round 17), at the members' cost added up. The first layers sit side by
 // side, each later layer is block-diagonal (a member only sees its own units), and the output layer
 // averages the members. So a merged ensemble is an ordinary Mlp: predict() and the model file need
 // nothing new, and the searches rank with one member first, then the whole ensemble on the best

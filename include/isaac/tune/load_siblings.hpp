@@ -3,7 +3,7 @@
 // load layouts LA, LB that follow from them). The f64 model rates some of them far from what they
 // measure: on f64 DeepBench-F 2560x64 the brute force's winner loads A one element and B two at a
 // time, which the model rates 26% below its first choice (two for A, one for B), the tiling and
-// split otherwise alike (docs/tuning.md, round 36). `isaac-tune focus --load-siblings` times such
+// split otherwise alike (docs/tuning-history.md, round 36). `isaac-tune focus --load-siblings` times such
 // sets beside the model's first, so that the next model sees what the widths alone change.
 #include <isaac/ir/gemm.hpp>
 #include <isaac/lower/gemm.hpp>

@@ -6,7 +6,7 @@
 // step from the fastest candidate (U 64 for 32, KG 6 for 8, a block tile half as wide), which the
 // model ranked below its ten tilings. A neighbour differs from the center in one of its tilings'
 // groups by at most a factor of two per size, or only in how it loads and orders its work. GEMM and
-// CONV both use it (docs/tuning.md, round 34).
+// CONV both use it (docs/tuning-history.md, round 34).
 #include <isaac/tune/spread.hpp>
 
 #include <cstddef>
@@ -31,7 +31,7 @@ inline std::size_t refinements_for(std::size_t top_k) { return top_k / 5; }
 // Whether the neighbour step is worth its two candidates where the model's first choice has tiling
 // `first`: not for `wgmma` (TC = 2) sets. In three H200 runs over the 45 f16 GEMM rows whose fastest
 // first-pass candidate was one, the fastest neighbour beat it by more than 1% once (geometric mean
-// 1.0004), where f32 and f64 gained 0.35-0.9% and CONV 0.7-0.9% (docs/tuning.md, round 34); those
+// 1.0004), where f32 and f64 gained 0.35-0.9% and CONV 0.7-0.9% (docs/tuning-history.md, round 34); those
 // spaces hold few neighbours (22-31 for f16 4096^3 and 2560x128x2560). The ten are then spread as
 // before the step.
 bool neighbours_pay(const Tiling& first);

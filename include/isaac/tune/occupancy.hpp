@@ -3,7 +3,7 @@
 // blocks leaves the GPU. The analytic pruning (tune/prune.hpp) ranks sets by them, and the CONV and
 // GEMM models read them as features (tune/conv_features.hpp, tune/features.hpp): a 16% faster f16
 // set on the H200 differed from the model's choice only in holding 7 blocks per SM instead of 5,
-// which made its 789 blocks one wave instead of two (docs/tuning.md, round 41), and f64 2560x64x2560
+// which made its 789 blocks one wave instead of two (docs/tuning-history.md, round 41), and f64 2560x64x2560
 // ran 12% slower split 10 or 12 ways, a wave and a bit, than 8 or 16 ways (round 42).
 #include <isaac/lower/gemm.hpp>
 #include <isaac/runtime/runtime.hpp>
@@ -55,7 +55,7 @@ int gemm_resident_blocks(const ir::Gemm& problem, const lower::GemmParams& param
 // one block on each of `blocks` of the SMs, since that pipeline is only chosen where the grid fits so.
 // Counted with `resident`, f16 LINPACK 1024's 64 x 128 tile (128 blocks, 2 per SM in the standard
 // pipeline) and ICA 256's 128 x 64 tile split 16 ways seemed to leave half the SMs idle, and the model
-// ranked them below 128 x 128 tiles that ran 0.74x and 0.92x as fast (docs/tuning.md, round 54).
+// ranked them below 128 x 128 tiles that ran 0.74x and 0.92x as fast (docs/tuning-history.md, round 54).
 double gemm_wave_fill(const ir::Gemm& problem, const lower::GemmParams& params, std::int64_t blocks, int resident,
                       const Multiprocessors& sms, const lower::DeviceLimits& device);
 

@@ -1,6 +1,6 @@
 #pragma once
 // Sets that differ from one GEMM set only in the grid split KG. The model's commonest error among
-// the sets it ranks first is the split (docs/tuning.md, rounds 19-21): `isaac-tune focus
+// the sets it ranks first is the split (docs/tuning-history.md, rounds 19-21): `isaac-tune focus
 // --kg-siblings` times such sets beside the model's first, so that the next model sees what the
 // split alone changes.
 #include <isaac/ir/gemm.hpp>

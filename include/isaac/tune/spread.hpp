@@ -38,7 +38,7 @@ std::vector<RankedSet> spread_ranked_sets(const std::vector<RankedSet>& ranked, 
 }
 
 // How many of the top k candidates hedge against the model's known bias where its first choice
-// splits the reduction across blocks: it overrates the split (docs/tuning.md, "The proof"). Those
+// splits the reduction across blocks: it overrates the split (docs/tuning-history.md, "The proof, round by round"). Those
 // candidates are its best sets with at most half, a quarter, an eighth... of the first one's split
 // (and no split at all, once halving reaches 1).
 inline std::size_t hedges_for(std::size_t top_k) { return std::min<std::size_t>(3, top_k / 3); }
@@ -48,7 +48,7 @@ int grid_split(const Tiling& t);
 // other better than it ranks the kinds. Its best f32 Winograd products on the tensor cores, which it
 // rated within 15% of its first choice and left out of the spread, ran 7-17% faster than the CONV
 // rows' winners on the H200, and its ten f16 LAPACK candidates were mma.sync sets where the brute
-// force's winners are wgmma sets (docs/tuning.md, round 35). So where the spread holds no set of a
+// force's winners are wgmma sets (docs/tuning-history.md, round 35). So where the spread holds no set of a
 // kind that the model predicts at least this share of its first choice's speed, the best such set is
 // timed too.
 inline constexpr double kind_hedge_share = 0.85;
