@@ -121,6 +121,32 @@ void assemble_or_throw(Kernel& k, const lower::Target& target, const char* what,
     throw Error(fmt::format("the {} kernel {} was not assembled; {}", what, params, failure));
 }
 
+// The kernel stored under `key`, or the one `emit` makes (assembled where `cubin`), then stored.
+// `read_own` and `write_own` move the fields of the template's kernel that the others lack.
+template <class Kernel, class Emit, class ReadOwn, class WriteOwn>
+Kernel cached_kernel(const std::string& key, bool cubin, const lower::Target& target, const char* what,
+                     const std::string& params, const Emit& emit, const ReadOwn& read_own, const WriteOwn& write_own) {
+  const bool enabled = tune::caches_enabled();
+  if (enabled)
+    if (auto e = read_entry(key); e && has_wanted_cubin(*e, cubin)) try {
+      auto k = with_shared_fields<Kernel>(*e);
+      read_own(*e, k);
+      ++hits;
+      return k;
+    } catch (const json::exception&) {
+      forget_damaged(key);
+    }
+  ++misses;
+  Kernel k = emit();
+  if (cubin) assemble_or_throw(k, target, what, params);
+  if (enabled) {
+    json e = shared_fields(k);
+    write_own(k, e);
+    write_entry(key, std::move(e));
+  }
+  return k;
+}
+
 }  // namespace
 
 KernelCacheStats kernel_cache_stats() { return {hits.load(), misses.load(), stores.load(), damaged.load()}; }
@@ -133,60 +159,38 @@ std::string kernel_cache_directory() {
 
 lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmParams& params,
                                      const lower::Target& target, lower::SplitMode mode, bool cubin) {
-  const bool enabled = tune::caches_enabled();
   const std::string key = fmt::format("isaac {}|gemm|{}|{}|{}|{}", version(), ir::to_string(problem), params.str(),
                                       target.name(), lower::name(mode));
-  if (enabled)
-    if (auto e = read_entry(key); e && has_wanted_cubin(*e, cubin)) try {
-      auto k = with_shared_fields<lower::GemmKernel>(*e);
-      k.reduce_name = e->at("reduce").get<std::string>();
-      k.c_by_tma = e->at("c_by_tma").get<bool>();
-      k.tile_loop = e->at("tile_loop").get<bool>();
-      ++hits;
-      return k;
-    } catch (const json::exception&) {
-      forget_damaged(key);
-    }
-  ++misses;
-  lower::GemmKernel k = lower::emit_gemm(problem, params, target, mode);
-  if (cubin) assemble_or_throw(k, target, "GEMM", params.str());
-  if (enabled) {
-    json e = shared_fields(k);
-    e["reduce"] = k.reduce_name;
-    e["c_by_tma"] = k.c_by_tma;
-    e["tile_loop"] = k.tile_loop;
-    write_entry(key, std::move(e));
-  }
-  return k;
+  return cached_kernel<lower::GemmKernel>(
+      key, cubin, target, "GEMM", params.str(), [&] { return lower::emit_gemm(problem, params, target, mode); },
+      [](const json& e, lower::GemmKernel& k) {
+        k.reduce_name = e.at("reduce").get<std::string>();
+        k.c_by_tma = e.at("c_by_tma").get<bool>();
+        k.tile_loop = e.at("tile_loop").get<bool>();
+      },
+      [](const lower::GemmKernel& k, json& e) {
+        e["reduce"] = k.reduce_name;
+        e["c_by_tma"] = k.c_by_tma;
+        e["tile_loop"] = k.tile_loop;
+      });
 }
 
 lower::ConvKernel cached_conv_kernel(const ir::Conv& problem, const lower::ConvParams& params,
                                      const lower::ConvEpilogue& epilogue, const lower::Target& target, bool cubin) {
-  const bool enabled = tune::caches_enabled();
   const std::string key = fmt::format("isaac {}|conv|{}|{}|{}|{}", version(), ir::to_string(problem), params.str(),
                                       lower::to_string(epilogue), target.name());
-  if (enabled)
-    if (auto e = read_entry(key); e && has_wanted_cubin(*e, cubin)) try {
-      auto k = with_shared_fields<lower::ConvKernel>(*e);
-      k.transform_name = e->at("transform").get<std::string>();
-      k.input_transform_name = e->at("input_transform").get<std::string>();
-      k.output_transform_name = e->at("output_transform").get<std::string>();
-      ++hits;
-      return k;
-    } catch (const json::exception&) {
-      forget_damaged(key);
-    }
-  ++misses;
-  lower::ConvKernel k = lower::emit_conv(problem, params, target, epilogue);
-  if (cubin) assemble_or_throw(k, target, "CONV", params.str());
-  if (enabled) {
-    json e = shared_fields(k);
-    e["transform"] = k.transform_name;
-    e["input_transform"] = k.input_transform_name;
-    e["output_transform"] = k.output_transform_name;
-    write_entry(key, std::move(e));
-  }
-  return k;
+  return cached_kernel<lower::ConvKernel>(
+      key, cubin, target, "CONV", params.str(), [&] { return lower::emit_conv(problem, params, target, epilogue); },
+      [](const json& e, lower::ConvKernel& k) {
+        k.transform_name = e.at("transform").get<std::string>();
+        k.input_transform_name = e.at("input_transform").get<std::string>();
+        k.output_transform_name = e.at("output_transform").get<std::string>();
+      },
+      [](const lower::ConvKernel& k, json& e) {
+        e["transform"] = k.transform_name;
+        e["input_transform"] = k.input_transform_name;
+        e["output_transform"] = k.output_transform_name;
+      });
 }
 
 }  // namespace isaac

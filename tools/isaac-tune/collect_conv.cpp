@@ -2,9 +2,8 @@
 // DeepBench-like inputs, parameter sets uniform over the legal space), emission then ptxas to a
 // cubin on the workers (without ptxas, or where it fails on a GPU run, the driver's JIT loads the
 // PTX), ConvGpuRunner on the GPU thread.
-#include "collect_assemble.hpp"
 #include "collect_conv_gpu.hpp"
-#include "collect_template.hpp"
+#include "planned_collector.hpp"
 
 #include <isaac/error.hpp>
 
@@ -70,30 +69,13 @@ class ConvJob : public Job {
   lower::ConvKernel kernel_;
 };
 
-class ConvCollector : public Collector {
+class ConvCollector : public PlannedCollector<ConvPlan, ConvGpuRunner> {
  public:
-  explicit ConvCollector(const ConvPlanOptions& options) : plan_(options) {}  // ConvPlan validates the options
+  using PlannedCollector::PlannedCollector;
   const char* header() const override { return collect_conv_header; }
-  std::string signature() const override { return plan_.options().signature(); }
-  std::uint64_t next_index() const override { return plan_.next_index(); }
   std::unique_ptr<Job> next(bool stored) override {
     return std::make_unique<ConvJob>(plan_.next(!stored), gpu_.get(), ptxas_fallbacks_);
   }
-  void open_gpu(const GpuOptions& options, RowWriter& writer) override {
-    gpu_ = std::make_unique<ConvGpuRunner>(options, writer);
-  }
-  std::uint64_t checks() const override { return gpu_ ? gpu_->checks() : 0; }
-  std::string compile_steps(const CompileSettings& settings) const override {
-    return settings.ptxas ? "emission + ptxas to a cubin" : "emission only: the driver's JIT loads the PTX (no ptxas)";
-  }
-  std::string notes() const override {
-    return fallback_note(ptxas_fallbacks_) + (gpu_ ? phases_note(gpu_->phases()) : std::string());
-  }
-
- private:
-  ConvPlan plan_;
-  std::unique_ptr<ConvGpuRunner> gpu_;
-  std::atomic<std::uint64_t> ptxas_fallbacks_{0};
 };
 
 }  // namespace

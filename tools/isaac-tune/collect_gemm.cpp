@@ -1,8 +1,7 @@
 // The GEMM side of `isaac-tune collect`: the plan of collect_plan.hpp (random inputs, parameter sets
 // from the learned sampler or uniform), emission then ptxas to a cubin on the workers (without ptxas,
 // or where it fails on a GPU run, the driver's JIT loads the PTX), GpuRunner on the GPU thread.
-#include "collect_assemble.hpp"
-#include "collect_template.hpp"
+#include "planned_collector.hpp"
 
 #include <isaac/error.hpp>
 
@@ -70,30 +69,13 @@ class GemmJob : public Job {
   lower::GemmKernel kernel_;
 };
 
-class GemmCollector : public Collector {
+class GemmCollector : public PlannedCollector<Plan, GpuRunner> {
  public:
-  explicit GemmCollector(const PlanOptions& options) : plan_(options) {}  // Plan validates the options
+  using PlannedCollector::PlannedCollector;
   const char* header() const override { return collect_header; }
-  std::string signature() const override { return plan_.options().signature(); }
-  std::uint64_t next_index() const override { return plan_.next_index(); }
   std::unique_ptr<Job> next(bool) override {  // the sampler learns from every row: never left out
     return std::make_unique<GemmJob>(plan_.next(), plan_.options().max_proposals, gpu_.get(), ptxas_fallbacks_);
   }
-  void open_gpu(const GpuOptions& options, RowWriter& writer) override {
-    gpu_ = std::make_unique<GpuRunner>(options, writer);
-  }
-  std::uint64_t checks() const override { return gpu_ ? gpu_->checks() : 0; }
-  std::string compile_steps(const CompileSettings& settings) const override {
-    return settings.ptxas ? "emission + ptxas to a cubin" : "emission only: the driver's JIT loads the PTX (no ptxas)";
-  }
-  std::string notes() const override {
-    return fallback_note(ptxas_fallbacks_) + (gpu_ ? phases_note(gpu_->phases()) : std::string());
-  }
-
- private:
-  Plan plan_;
-  std::unique_ptr<GpuRunner> gpu_;
-  std::atomic<std::uint64_t> ptxas_fallbacks_{0};
 };
 
 }  // namespace
