@@ -91,6 +91,7 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
     throw InvalidArgument("this CONV kernel was compiled without a bias: compile it with ConvEpilogue::bias");
   int elem = static_cast<int>(ir::size_of(s.problem.dtype));
   auto check_alignment = [&](const char* what, runtime::DevicePtr ptr, int align) {
+    if (ptr == 0) throw InvalidArgument(fmt::format("the {} pointer is null", what));  // it would fault on the device
     if (ptr % static_cast<runtime::DevicePtr>(std::max(align, elem)))
       throw InvalidArgument(fmt::format("the {} pointer is not {}-byte aligned, as the compiled problem declares", what,
                                         std::max(align, elem)));

@@ -95,10 +95,14 @@ void CompiledGemm::run(const ir::Gemm& g, runtime::DevicePtr c, runtime::DeviceP
         ir::to_string(g), s.kernel.c_by_tma ? "does" : "does not"));
   // Vector accesses and tensor maps rely on the alignment the problem declares.
   const int elem = static_cast<int>(ir::size_of(g.dtype));
-  for (auto [what, ptr, align] : {std::tuple{"A", a, g.align_a}, {"B", b, g.align_b}, {"C", c, g.align_c}})
+  for (auto [what, ptr, align] : {std::tuple{"A", a, g.align_a}, {"B", b, g.align_b}, {"C", c, g.align_c}}) {
+    // A null pointer would fault on the device and lose the context; with K = 0 A and B are not read.
+    if (ptr == 0 && (what[0] == 'C' || g.k > 0))
+      throw InvalidArgument(fmt::format("the {} pointer is null (GEMM {})", what, ir::to_string(g)));
     if (ptr % static_cast<runtime::DevicePtr>(std::max(align, elem)))
       throw InvalidArgument(fmt::format("the {} pointer {:#x} is not {}-byte aligned, as the GEMM {} declares", what, ptr,
                                         std::max(align, elem), ir::to_string(g)));
+  }
   runtime::use_device(s.ordinal);
   auto grid = launch_grids(g);
 

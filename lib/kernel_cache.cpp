@@ -42,6 +42,15 @@ void forget_damaged(const std::string& key) {
   fmt::print(stderr, "isaac: warning: removed the damaged kernel cache file {}\n", path);
 }
 
+// A hash of the entry's fields but its checksum. The entry's CBOR is the same for the same fields
+// (nlohmann::json keeps an object's keys sorted), so a changed byte of PTX, cubin or launch figures
+// changes it: a damaged entry that still parses would otherwise be launched.
+std::uint64_t checksum_of(json entry) {
+  entry.erase("checksum");
+  const std::vector<std::uint8_t> bytes = json::to_cbor(entry);
+  return fnv1a(std::string(bytes.begin(), bytes.end()), 0xcbf29ce484222325ull);
+}
+
 // The entry's fields, or nothing when the file is absent, damaged or holds another key.
 std::optional<json> read_entry(const std::string& key) {
   const std::string path = file_of(key);
@@ -52,7 +61,8 @@ std::optional<json> read_entry(const std::string& key) {
   const std::string data = bytes.str();
   json entry = json::from_cbor(data, true, false);
   if (entry.is_discarded() || !entry.is_object() || entry.value("format", "") != "isaac-kernel" ||
-      entry.value("version", 0) != 1) {
+      entry.value("version", 0) != 1 || !entry.contains("checksum") || !entry["checksum"].is_number_unsigned() ||
+      entry["checksum"].get<std::uint64_t>() != checksum_of(entry)) {
     forget_damaged(key);
     return std::nullopt;
   }
@@ -64,6 +74,7 @@ void write_entry(const std::string& key, json entry) {
   entry["format"] = "isaac-kernel";
   entry["version"] = 1;
   entry["key"] = key;
+  entry["checksum"] = checksum_of(entry);
   const std::string path = file_of(key);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);

@@ -38,11 +38,12 @@ void Program::operator()(const runtime::Stream& stream, const DeviceTensors& ten
       throw InvalidArgument(fmt::format("no device tensor was given for {} of {}", t.name, ir::to_string(bound)));
   for (const auto& [name, t] : tensors) ir::bind(bound, name, t.shape, t.strides, t.data);
   const ir::Pattern pattern = ir::analyze(bound);
+  if (pattern.kind == ir::PatternKind::conv)
+    throw Error(fmt::format("{}: isaac::Program runs GEMMs; run a convolution with isaac::CompiledConv",
+                            ir::to_string(bound)));
   if (pattern.kind != ir::PatternKind::gemm)
-    throw Error(fmt::format("{}: running a {} through isaac::Program is not available yet{}", ir::to_string(bound),
-                            ir::name(pattern.kind),
-                            pattern.kind == ir::PatternKind::conv ? " (use isaac::CompiledConv)"
-                                                                 : fmt::format(": {}", pattern.reason)));
+    throw InvalidArgument(fmt::format("{}: isaac::Program runs GEMMs, and this contraction is not one: {}",
+                                      ir::to_string(bound), pattern.reason));
   if (!pattern.linear_epilogue)
     throw Error(fmt::format("{}: the GEMM template applies only the epilogue alpha * sum + beta * C so far",
                             ir::to_string(bound)));

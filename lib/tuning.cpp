@@ -181,6 +181,7 @@ struct GemmPattern {
     return tune::gemm_bucket(problem, options.gemm_buckets) + tensor_cores_key(problem.dtype, options);
   }
   bool legal(const Params& p) const { return lower::gemm_legal(problem, p, limits); }
+  lower::Legality check_problem() const { return lower::check_gemm_problem(problem, limits); }
   static Params parse(std::string_view text) { return lower::parse_gemm_params(text); }
   Params fallback() const { return tune::heuristic_gemm(problem, limits); }
   std::vector<tune::RankedSet<Params>> rank(const tune::Model& model, int top, tune::SearchReport* report) const {
@@ -240,6 +241,7 @@ struct ConvPattern {
                        tensor_cores_key(problem.dtype, options));
   }
   bool legal(const Params& p) const { return lower::conv_legal(problem, p, epilogue, limits); }
+  lower::Legality check_problem() const { return lower::check_conv_problem(problem, limits); }
   static Params parse(std::string_view text) { return lower::parse_conv_params(text); }
   // The first legal set of a few shapes that work on most problems.
   Params fallback() const {
@@ -457,6 +459,7 @@ DecisionOf<Pattern> autotune(Pattern& pattern, const TuningOptions& options, con
 template <class Pattern>
 DecisionOf<Pattern> choose(Pattern& pattern, const TuningOptions& options) {
   if (options.top_k < 0) throw InvalidArgument(fmt::format("top_k={} must be 0 (trust the model) or more", options.top_k));
+  if (auto legal = pattern.check_problem(); !legal) throw InvalidArgument(legal.reason);
   if (options.anneal_budget < 1)
     throw InvalidArgument(fmt::format("anneal_budget={} must be at least 1", options.anneal_budget));
   const runtime::DeviceInfo& info = pattern.info;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -20,20 +21,26 @@ int count_sums(const Expr& e) {
   return sums;
 }
 
-// `e` with its one sum node replaced by Op::reduction; the sum itself goes to `sum_node`.
-Expr take_sum(Expr e, Expr& sum_node) {
-  if (e.op == Op::sum) {
-    sum_node = std::move(e);
-    return reduction();
-  }
-  for (Expr& operand : e.operands) operand = take_sum(std::move(operand), sum_node);
-  return e;
+// The nodes of `op` in `e`, parents first. Recursion here costs little stack per level: a chain of n
+// terms is a tree n deep.
+void find_nodes(Expr& e, Op op, std::vector<Expr*>& found) {
+  if (e.op == op) found.push_back(&e);
+  for (Expr& operand : e.operands) find_nodes(operand, op, found);
 }
 
-Expr put_sum(Expr e, const Contraction& c) {
-  if (e.op == Op::reduction) return sum(c.reduction, c.body);
-  for (Expr& operand : e.operands) operand = put_sum(std::move(operand), c);
-  return e;
+// Replaces the one sum node in `e` by Op::reduction; the sum itself goes to `sum_node`.
+void take_sum(Expr& e, Expr& sum_node) {
+  std::vector<Expr*> sums;
+  find_nodes(e, Op::sum, sums);
+  if (sums.empty()) return;
+  sum_node = std::move(*sums.front());
+  *sums.front() = reduction();
+}
+
+void put_sum(Expr& e, const Contraction& c) {
+  std::vector<Expr*> reductions;
+  find_nodes(e, Op::reduction, reductions);
+  for (Expr* r : reductions) *r = sum(c.reduction, c.body);  // leaves: replacing one leaves the others in place
 }
 
 void declare_in_order(std::vector<Tensor>& ordered, const Access& a, std::vector<Tensor>& declarations) {
@@ -51,6 +58,22 @@ void declare_in_order(std::vector<Tensor>& ordered, const Access& a, std::vector
   ordered.push_back(t);
 }
 
+// Dense strides with dimensions nested in `order` (innermost first). The element count of the whole
+// tensor is no stride, so only the strides themselves must stay within int64.
+std::vector<std::int64_t> dense_strides_in_order(const std::vector<std::int64_t>& shape,
+                                                 const std::vector<std::size_t>& order) {
+  std::vector<std::int64_t> strides(shape.size());
+  std::int64_t stride = 1;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    strides[order[i]] = stride;
+    if (i + 1 < order.size() && __builtin_mul_overflow(stride, shape[order[i]], &stride))
+      throw InvalidArgument(fmt::format("dense strides of shape [{}]: a stride is beyond {}, the largest 64-bit "
+                                        "offset",
+                                        fmt::join(shape, ","), std::numeric_limits<std::int64_t>::max()));
+  }
+  return strides;
+}
+
 }  // namespace
 
 bool is_bound(const Tensor& t) {
@@ -60,30 +83,31 @@ bool is_bound(const Tensor& t) {
 Span span_of(const Tensor& t) {
   Span span{0, 1};
   for (int d = 0; d < t.rank; ++d) {
-    const std::int64_t reach = t.strides[d] * (t.shape[d] - 1);
-    (reach < 0 ? span.begin : span.end) += reach;
+    std::int64_t last = 0, reach = 0;
+    bool overflow = __builtin_sub_overflow(t.shape[d], 1, &last) || __builtin_mul_overflow(t.strides[d], last, &reach);
+    if (!overflow) {
+      std::int64_t& bound = reach < 0 ? span.begin : span.end;
+      overflow = __builtin_add_overflow(bound, reach, &bound);
+    }
+    if (overflow)
+      throw InvalidArgument(fmt::format("tensor {} of shape [{}] and strides {{{}}} spans more elements than 64-bit "
+                                        "offsets reach ({})",
+                                        t.name, fmt::join(t.shape, ","), fmt::join(t.strides, ","),
+                                        std::numeric_limits<std::int64_t>::max()));
   }
   return span;
 }
 
 std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& shape) {
-  std::vector<std::int64_t> strides(shape.size());
-  std::int64_t stride = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    strides[d] = stride;
-    stride *= shape[d];
-  }
-  return strides;
+  std::vector<std::size_t> order(shape.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = order.size() - 1 - i;
+  return dense_strides_in_order(shape, order);
 }
 
 std::vector<std::int64_t> column_major_strides(const std::vector<std::int64_t>& shape) {
-  std::vector<std::int64_t> strides(shape.size());
-  std::int64_t stride = 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    strides[d] = stride;
-    stride *= shape[d];
-  }
-  return strides;
+  std::vector<std::size_t> order(shape.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  return dense_strides_in_order(shape, order);
 }
 
 int alignment_of(std::uint64_t address) {
@@ -101,7 +125,8 @@ Contraction make_contraction(Access output, Expr right_side, std::vector<Tensor>
   Contraction c;
   c.output = std::move(output);
   Expr sum_node;
-  c.epilogue = take_sum(std::move(right_side), sum_node);
+  take_sum(right_side, sum_node);
+  c.epilogue = std::move(right_side);
   if (sums == 1) {
     c.reduction = std::move(sum_node.indices);
     c.body = std::move(sum_node.operands.at(0));
@@ -120,7 +145,11 @@ Contraction make_contraction(Access output, Expr right_side, std::vector<Tensor>
   return c;
 }
 
-Expr right_side(const Contraction& c) { return put_sum(c.epilogue, c); }
+Expr right_side(const Contraction& c) {
+  Expr right = c.epilogue;
+  put_sum(right, c);
+  return right;
+}
 
 const Tensor& tensor(const Contraction& c, std::string_view name) {
   for (const Tensor& t : c.tensors)

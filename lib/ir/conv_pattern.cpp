@@ -28,7 +28,7 @@ bool laid_out_as(const std::array<int, 4>& order, const std::array<std::int64_t,
     const int d = order[i];
     if (extents[d] == 1) continue;
     if (strides[d] < inner_span || (inner_span == 1 && strides[d] != 1)) return false;
-    inner_span = strides[d] * extents[d];
+    if (__builtin_mul_overflow(strides[d], extents[d], &inner_span)) return false;  // spans beyond 64-bit offsets
   }
   return true;
 }

@@ -13,8 +13,9 @@ double vector_bytes(int base_align, DType dtype, std::initializer_list<std::int6
   int width = base_align;
   for (std::int64_t stride : strides) {
     if (stride == 1 || stride == 0) continue;
-    const std::int64_t bytes = stride * static_cast<std::int64_t>(size_of(dtype));
-    while (width > 1 && bytes % width != 0) width /= 2;
+    // Modulo 2^64, which every width divides: exact divisibility, and no overflow for huge strides.
+    const std::uint64_t bytes = static_cast<std::uint64_t>(stride) * size_of(dtype);
+    while (width > 1 && bytes % static_cast<std::uint64_t>(width) != 0) width /= 2;
   }
   return width;
 }

@@ -1,3 +1,4 @@
+#include <isaac/error.hpp>
 #include <isaac/ir/text.hpp>
 
 #include "pattern_parts.hpp"
@@ -5,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -46,14 +48,19 @@ Dimension fuse(std::string_view group, const std::vector<std::string>& indices, 
     for (const Operand& operand : operands) {
       const std::int64_t inner = stride_of(operand, varying[i]), outer = stride_of(operand, varying[i + 1]);
       const std::int64_t extent = product.extents.at(varying[i]);
-      if (outer != inner * extent)
+      std::int64_t needed = 0;
+      const bool beyond = __builtin_mul_overflow(inner, extent, &needed);
+      if (beyond || outer != needed)
         throw NotThisPattern{fmt::format(
             "indices {} of the {} group cannot fuse into one dimension: in {} index {} has stride {} and extent {}, "
             "so {} would need stride {}, not {}",
             fmt::join(varying, ","), group, operand.tensor->name, varying[i], inner, extent, varying[i + 1],
-            inner * extent, outer)};
+            beyond ? fmt::format("{} x {} (beyond 64 bits)", inner, extent) : fmt::format("{}", needed), outer)};
     }
-  for (const std::string& index : varying) fused.extent *= product.extents.at(index);
+  for (const std::string& index : varying)
+    if (__builtin_mul_overflow(fused.extent, product.extents.at(index), &fused.extent))
+      throw InvalidArgument(fmt::format("the {} dimension fused of indices {} has more than {} elements", group,
+                                        fmt::join(varying, ","), std::numeric_limits<std::int64_t>::max()));
   for (std::size_t o = 0; o < operands.size(); ++o) fused.strides[o] = stride_of(operands[o], varying[0]);
   return fused;
 }
@@ -180,9 +187,15 @@ void recognise_gemm(const Contraction& c, const Product& product, Pattern& patte
   if (batch.extent > 1) {
     g.stride_a = a_batch_stride, g.stride_b = b_batch_stride, g.stride_c = batch.strides[2];
   } else {  // where a next matrix would start, as dense_gemm has it
-    g.stride_a = g.lda * (g.a_trans ? g.m : g.k);
-    g.stride_b = g.ldb * (g.b_trans ? g.k : g.n);
-    g.stride_c = g.ldc * g.n;
+    auto next_matrix = [](const char* operand, std::int64_t ld, std::int64_t columns) {
+      std::int64_t stride = 0;
+      if (__builtin_mul_overflow(ld, columns, &stride))
+        throw InvalidArgument(fmt::format("{} spans {} x {} elements, beyond 64-bit offsets", operand, ld, columns));
+      return stride;
+    };
+    g.stride_a = next_matrix("A", g.lda, g.a_trans ? g.m : g.k);
+    g.stride_b = next_matrix("B", g.ldb, g.b_trans ? g.k : g.n);
+    g.stride_c = next_matrix("C", g.ldc, g.n);
   }
   g.align_a = a.tensor->align, g.align_b = b.tensor->align, g.align_c = out.tensor->align;
   pattern.kind = PatternKind::gemm;

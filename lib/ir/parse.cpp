@@ -4,12 +4,19 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 
 namespace isaac::ir {
 
 namespace {
+
+// A number out of range or a statement too large: not a misspelling, so no guess at what was meant.
+struct BeyondLimit : InvalidArgument {
+  using InvalidArgument::InvalidArgument;
+};
 
 // A recursive-descent reader of the grammar in text.hpp, over the whole text so that columns in
 // error messages count from its start.
@@ -19,9 +26,9 @@ class Reader {
 
   [[noreturn]] void fail(const std::string& expected) const {
     const std::string found = pos_ < end_ ? fmt::format("'{}'", text_[pos_]) : "the end";
-    throw InvalidArgument(fmt::format("cannot parse contraction \"{}\" at column {}: expected {}, found {}", text_,
-                                      pos_ + 1, expected, found));
+    throw InvalidArgument(message(fmt::format("expected {}, found {}", expected, found)));
   }
+  [[noreturn]] void fail_beyond_limit(const std::string& what) const { throw BeyondLimit(message(what)); }
 
   void skip_space() {
     while (pos_ < end_ && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -60,25 +67,61 @@ class Reader {
     pos_ = saved;
     return {name, next};
   }
-  std::int64_t integer(std::string_view what) {
+  // An integer; with `negated`, minus the one written, so that -9223372036854775808 reads although
+  // 9223372036854775808 alone is out of range.
+  std::int64_t integer(std::string_view what, bool negated = false) {
     skip_space();
+    const char* first = text_.data() + pos_;
+    const char* last = text_.data() + end_;
     std::int64_t value = 0;
-    const auto [stop, error] = std::from_chars(text_.data() + pos_, text_.data() + end_, value);
-    if (error != std::errc()) fail(std::string(what));
-    pos_ = static_cast<std::size_t>(stop - text_.data());
+    std::from_chars_result read{};
+    if (negated) {
+      std::uint64_t magnitude = 0;
+      read = std::from_chars(first, last, magnitude);
+      if (read.ec == std::errc() && magnitude > std::uint64_t{1} << 63) read.ec = std::errc::result_out_of_range;
+      value = static_cast<std::int64_t>(0 - magnitude);  // modulo 2^64: -2^63 included
+    } else {
+      read = std::from_chars(first, last, value);
+    }
+    if (read.ec == std::errc::result_out_of_range)
+      fail_beyond_limit(fmt::format("the integer {}{} is out of range: integers lie in [{}, {}]", negated ? "-" : "",
+                                    spelling(read.ptr), std::numeric_limits<std::int64_t>::min(),
+                                    std::numeric_limits<std::int64_t>::max()));
+    if (read.ec != std::errc()) fail(std::string(what));
+    pos_ = static_cast<std::size_t>(read.ptr - text_.data());
     return value;
   }
-  bool at_number() { return std::isdigit(static_cast<unsigned char>(peek())) || peek() == '.'; }
+  bool at_digit() { return std::isdigit(static_cast<unsigned char>(peek())); }
+  bool at_number() { return at_digit() || peek() == '.'; }
   double number() {
     skip_space();
     double value = 0;
     const auto [stop, error] = std::from_chars(text_.data() + pos_, text_.data() + end_, value);
+    if (error == std::errc::result_out_of_range)
+      fail_beyond_limit(fmt::format("the number {} is out of range: a literal other than 0 has a magnitude from {} "
+                                    "to {}",
+                                    spelling(stop), std::numeric_limits<double>::denorm_min(),
+                                    std::numeric_limits<double>::max()));
     if (error != std::errc()) fail("a number");
     pos_ = static_cast<std::size_t>(stop - text_.data());
     return value;
   }
 
  private:
+  // `what` went wrong at the current column.
+  std::string message(const std::string& what) const {
+    // A generated text can run to megabytes; the column says where, so the message shows its start.
+    constexpr std::size_t shown = 200;
+    const std::string quoted = text_.size() <= shown
+                                   ? fmt::format("\"{}\"", text_)
+                                   : fmt::format("\"{}...\" ({} characters)", text_.substr(0, shown), text_.size());
+    return fmt::format("cannot parse contraction {} at column {}: {}", quoted, pos_ + 1, what);
+  }
+  // The characters from the current column to `stop`, as written.
+  std::string_view spelling(const char* stop) const {
+    return text_.substr(pos_, static_cast<std::size_t>(stop - text_.data()) - pos_);
+  }
+
   std::string_view text_;
   std::size_t pos_, end_;
 };
@@ -118,6 +161,12 @@ class StatementParser {
  public:
   StatementParser(Reader& in, const std::vector<Tensor>& declarations) : in_(in), declarations_(declarations) {}
 
+  // Parentheses, calls, sums and unary minus nest by recursion, here and in every later pass over
+  // the tree: a limit keeps a long generated text from overflowing the stack. A chain of terms
+  // (a + b + c ...) is a tree as deep as it is long, so the operators are limited too.
+  static constexpr int max_nesting = 256;
+  static constexpr int max_operators = 10000;
+
   Access access(std::string tensor) {
     Access a{std::move(tensor), {}};
     in_.expect('(');
@@ -129,11 +178,18 @@ class StatementParser {
   }
 
   Expr expression() {
+    const Nesting nesting = nest();
     Expr e = term();
     for (;;) {
-      if (in_.accept('+')) e = add(std::move(e), term());
-      else if (in_.accept('-')) e = sub(std::move(e), term());
-      else return e;
+      if (in_.accept('+')) {
+        count_operator();
+        e = add(std::move(e), term());
+      } else if (in_.accept('-')) {
+        count_operator();
+        e = sub(std::move(e), term());
+      } else {
+        return e;
+      }
     }
   }
 
@@ -141,30 +197,72 @@ class StatementParser {
   Affine affine() {
     Affine a = affine_term();
     for (;;) {
-      if (in_.accept('+')) a = a + affine_term();
-      else if (in_.accept('-')) a = a - affine_term();
-      else return a;
+      if (in_.accept('+')) {
+        count_operator();
+        Affine term = affine_term();
+        in_range([&] { a += term; });
+      } else if (in_.accept('-')) {
+        count_operator();
+        // Minus a literal adds the negative literal: m-9223372036854775808 reads back.
+        if (in_.at_digit()) {
+          Affine term = literal_term(true);
+          in_range([&] { a += term; });
+        } else {
+          Affine term = affine_term();
+          in_range([&] { a -= term; });
+        }
+      } else {
+        return a;
+      }
     }
   }
   Affine affine_term() {
-    if (in_.accept('-')) return (-1) * affine_term();
+    if (in_.accept('-')) {
+      // A negative literal reads as one, so that every int64 coefficient and constant reads back.
+      if (in_.at_digit()) return literal_term(true);
+      const Nesting nesting = nest();
+      Affine a = affine_term();
+      in_range([&] { a = (-1) * a; });
+      return a;
+    }
     if (in_.at_identifier()) return index_coordinate(in_.identifier("an index"));
-    const std::int64_t factor = in_.integer("an index or an integer");
+    return literal_term(false);
+  }
+  // `factor * index` or a constant.
+  Affine literal_term(bool negated) {
+    const std::int64_t factor = in_.integer("an index or an integer", negated);
     if (in_.accept('*')) return factor * index_coordinate(in_.identifier("an index after '*'"));
     return constant_coordinate(factor);
+  }
+  // Runs affine arithmetic, which refuses coefficients beyond 64 bits, and names the column when it does.
+  template <class Arithmetic>
+  void in_range(Arithmetic arithmetic) {
+    try {
+      arithmetic();
+    } catch (const InvalidArgument& overflow) {
+      in_.fail_beyond_limit(overflow.what());
+    }
   }
 
   Expr term() {
     Expr e = unary();
     for (;;) {
-      if (in_.accept('*')) e = mul(std::move(e), unary());
-      else if (in_.accept('/')) e = div(std::move(e), unary());
-      else return e;
+      if (in_.accept('*')) {
+        count_operator();
+        e = mul(std::move(e), unary());
+      } else if (in_.accept('/')) {
+        count_operator();
+        e = div(std::move(e), unary());
+      } else {
+        return e;
+      }
     }
   }
   Expr unary() {
     if (!in_.accept('-')) return primary();
     if (in_.at_number()) return constant(-in_.number());
+    const Nesting nesting = nest();
+    count_operator();
     return neg(unary());
   }
   Expr primary() {
@@ -178,6 +276,7 @@ class StatementParser {
     if (in_.peek() != '(') return scalar(std::move(name));
     if (name == "sum") return sum_of();
     if (!is_declared(name) && find_function(name)) {
+      count_operator();
       in_.expect('(');
       std::vector<Expr> arguments;
       while (!in_.accept(')')) {
@@ -190,6 +289,8 @@ class StatementParser {
     // Undeclared: a tensor when its arguments are coordinates, else most likely a misspelt function.
     try {
       return isaac::ir::access(access(name));
+    } catch (const BeyondLimit&) {
+      throw;
     } catch (const InvalidArgument& not_coordinates) {
       throw InvalidArgument(fmt::format("{}; '{}' is neither a declared tensor nor a known element-wise function "
                                         "(known: {})",
@@ -197,6 +298,7 @@ class StatementParser {
     }
   }
   Expr sum_of() {
+    count_operator();
     in_.expect('(');
     std::vector<std::string> indices;
     while (in_.at_identifier() && in_.look_identifier().second == ',') {
@@ -208,6 +310,33 @@ class StatementParser {
     in_.expect(')');
     return sum(std::move(indices), std::move(body));
   }
+  // One level of nesting, for as long as it lives.
+  class Nesting {
+   public:
+    explicit Nesting(int& depth) : depth_(depth) {}
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    ~Nesting() { --depth_; }
+
+   private:
+    int& depth_;
+  };
+  Nesting nest() {
+    if (depth_ == max_nesting)
+      in_.fail_beyond_limit(fmt::format("the statement nests too deeply: at most {} levels of parentheses, calls, "
+                                        "sums and unary minus signs (counted together) are allowed",
+                                        max_nesting));
+    ++depth_;
+    return Nesting(depth_);
+  }
+  void count_operator() {
+    if (operators_ == max_operators)
+      in_.fail_beyond_limit(fmt::format("the statement holds too many operations: at most {} operators, calls and "
+                                        "sums are allowed",
+                                        max_operators));
+    ++operators_;
+  }
+
   bool is_declared(std::string_view name) const {
     for (const Tensor& t : declarations_)
       if (t.name == name) return true;
@@ -216,6 +345,8 @@ class StatementParser {
 
   Reader& in_;
   const std::vector<Tensor>& declarations_;
+  int depth_ = 0;
+  int operators_ = 0;
 };
 
 }  // namespace

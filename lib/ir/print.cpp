@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 namespace isaac::ir {
 
 namespace {
@@ -20,41 +22,59 @@ Level level_of(const Expr& e) {
   }
 }
 
-std::string print(const Expr& e, Level needed);
+// Appends to `out` rather than returning strings: a chain of n terms is a tree n deep, and returning
+// each level's text would copy it at every level, O(n^2).
+void print(const Expr& e, Level needed, std::string& out);
 
-std::string print_binary(const Expr& e, std::string_view op, Level left, Level right) {
-  return fmt::format("{} {} {}", print(e.operands.at(0), left), op, print(e.operands.at(1), right));
+void print_binary(const Expr& e, std::string_view op, Level left, Level right, std::string& out) {
+  print(e.operands.at(0), left, out);
+  fmt::format_to(std::back_inserter(out), " {} ", op);
+  print(e.operands.at(1), right, out);
 }
 
-std::string print_bare(const Expr& e) {
+void print_bare(const Expr& e, std::string& out) {
   switch (e.op) {
-    case Op::access: return to_string(e.access);
-    case Op::scalar: return e.name;
-    case Op::constant: return fmt::format("{}", e.value);
-    case Op::add: return print_binary(e, "+", additive, multiplicative);
-    case Op::sub: return print_binary(e, "-", additive, multiplicative);
-    case Op::mul: return print_binary(e, "*", multiplicative, unary);
-    case Op::div: return print_binary(e, "/", multiplicative, unary);
+    case Op::access: out += to_string(e.access); return;
+    case Op::scalar: out += e.name; return;
+    case Op::constant: fmt::format_to(std::back_inserter(out), "{}", e.value); return;
+    case Op::add: print_binary(e, "+", additive, multiplicative, out); return;
+    case Op::sub: print_binary(e, "-", additive, multiplicative, out); return;
+    case Op::mul: print_binary(e, "*", multiplicative, unary, out); return;
+    case Op::div: print_binary(e, "/", multiplicative, unary, out); return;
     case Op::neg: {
       // -(2) keeps the negation of a literal apart from the literal -2.
       const Expr& operand = e.operands.at(0);
-      const std::string text = print(operand, unary);
-      return operand.op == Op::constant ? fmt::format("-({})", text) : fmt::format("-{}", text);
+      out += '-';
+      if (operand.op == Op::constant) out += '(';
+      print(operand, unary, out);
+      if (operand.op == Op::constant) out += ')';
+      return;
     }
     case Op::call: {
-      std::vector<std::string> arguments;
-      for (const Expr& operand : e.operands) arguments.push_back(print(operand, additive));
-      return fmt::format("{}({})", e.name, fmt::join(arguments, ", "));
+      out += e.name;
+      out += '(';
+      for (std::size_t i = 0; i < e.operands.size(); ++i) {
+        if (i > 0) out += ", ";
+        print(e.operands[i], additive, out);
+      }
+      out += ')';
+      return;
     }
-    case Op::sum: return fmt::format("sum({}, {})", fmt::join(e.indices, ","), print(e.operands.at(0), additive));
-    case Op::reduction: return "(the sum)";
+    case Op::sum:
+      fmt::format_to(std::back_inserter(out), "sum({}, ", fmt::join(e.indices, ","));
+      print(e.operands.at(0), additive, out);
+      out += ')';
+      return;
+    case Op::reduction: out += "(the sum)"; return;
   }
-  return "?";
+  out += '?';
 }
 
-std::string print(const Expr& e, Level needed) {
-  const std::string bare = print_bare(e);
-  return level_of(e) < needed ? fmt::format("({})", bare) : bare;
+void print(const Expr& e, Level needed, std::string& out) {
+  const bool parenthesised = level_of(e) < needed;
+  if (parenthesised) out += '(';
+  print_bare(e, out);
+  if (parenthesised) out += ')';
 }
 
 }  // namespace
@@ -62,7 +82,9 @@ std::string print(const Expr& e, Level needed) {
 std::string to_string(const Affine& a) {
   std::string text;
   for (const AffineTerm& t : a.terms) {
-    const std::int64_t magnitude = t.coefficient < 0 ? -t.coefficient : t.coefficient;
+    // Unsigned: the magnitude of the coefficient -2^63 is not an int64.
+    const std::uint64_t magnitude = t.coefficient < 0 ? 0 - static_cast<std::uint64_t>(t.coefficient)
+                                                      : static_cast<std::uint64_t>(t.coefficient);
     if (t.coefficient < 0) text += '-';
     else if (!text.empty()) text += '+';
     if (magnitude != 1) text += fmt::format("{}*", magnitude);
@@ -80,7 +102,11 @@ std::string to_string(const Access& a) {
   return fmt::format("{}({})", a.tensor, fmt::join(coordinates, ","));
 }
 
-std::string to_string(const Expr& e) { return print(e, additive); }
+std::string to_string(const Expr& e) {
+  std::string text;
+  print(e, additive, text);
+  return text;
+}
 
 std::string to_string(const Tensor& t) {
   std::string text = fmt::format("{}:{}[", t.name, name(t.dtype));

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -155,14 +155,19 @@ void verify_indices(const Contraction& c) {
 // Distinct output points must land on distinct elements: sorted by stride, each dimension must
 // step over everything the smaller ones span.
 void verify_output_strides(const Contraction& c, const Tensor& t) {
+  // Unsigned: the magnitude of the stride -2^63 is not an int64.
+  auto magnitude = [](std::int64_t v) {
+    return v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  };
   std::vector<int> dims;
   for (int d = 0; d < t.rank; ++d)
     if (t.shape[d] > 1) dims.push_back(d);
-  std::sort(dims.begin(), dims.end(), [&](int a, int b) { return std::llabs(t.strides[a]) < std::llabs(t.strides[b]); });
-  std::int64_t spanned = 0;
+  std::sort(dims.begin(), dims.end(), [&](int a, int b) { return magnitude(t.strides[a]) < magnitude(t.strides[b]); });
+  // Saturates rather than wraps: a span beyond 2^64 exceeds every stride, which is an overlap.
+  std::uint64_t spanned = 0;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     const int d = dims[i];
-    const std::int64_t stride = std::llabs(t.strides[d]);
+    const std::uint64_t stride = magnitude(t.strides[d]);
     if (stride == 0)
       reject(c, fmt::format("output {} dimension {} ({}) has stride 0 with extent {}: its elements share memory",
                             t.name, d, to_string(c.output.coordinates[d]), t.shape[d]));
@@ -173,7 +178,10 @@ void verify_output_strides(const Contraction& c, const Tensor& t) {
                             t.name, previous, to_string(c.output.coordinates[previous]), t.shape[previous],
                             t.strides[previous], d, to_string(c.output.coordinates[d]), t.shape[d], t.strides[d]));
     }
-    spanned += stride * (t.shape[d] - 1);
+    std::uint64_t reach = 0;
+    if (__builtin_mul_overflow(stride, static_cast<std::uint64_t>(t.shape[d] - 1), &reach) ||
+        __builtin_add_overflow(spanned, reach, &spanned))
+      spanned = std::numeric_limits<std::uint64_t>::max();
   }
 }
 
@@ -181,10 +189,29 @@ struct ByteRange {
   std::uint64_t begin, end;
 };
 
-ByteRange bytes_of(const Tensor& t) {
+// The byte offsets, from element (0, ..., 0), of the lowest and one past the highest byte a bound
+// tensor spans; throws InvalidArgument where they are beyond 64-bit offsets.
+Span byte_offsets(const Tensor& t) {
   const Span span = span_of(t);
   const auto size = static_cast<std::int64_t>(size_of(t.dtype));
-  return {t.address + static_cast<std::uint64_t>(span.begin * size), t.address + static_cast<std::uint64_t>(span.end * size)};
+  Span bytes;
+  if (__builtin_mul_overflow(span.begin, size, &bytes.begin) || __builtin_mul_overflow(span.end, size, &bytes.end))
+    throw InvalidArgument(fmt::format("tensor {} spans elements [{}, {}) of {} bytes: more bytes than 64-bit offsets "
+                                      "reach ({})",
+                                      t.name, span.begin, span.end, size, std::numeric_limits<std::int64_t>::max()));
+  return bytes;
+}
+
+// The addresses a bound tensor with a known address spans.
+ByteRange bytes_of(const Tensor& t) {
+  const Span offsets = byte_offsets(t);
+  ByteRange range{};
+  if (__builtin_add_overflow(t.address, offsets.begin, &range.begin) ||
+      __builtin_add_overflow(t.address, offsets.end, &range.end))
+    throw InvalidArgument(fmt::format("tensor {} at address {:#x} spans bytes [{}, {}) from there: beyond the 64-bit "
+                                      "address space",
+                                      t.name, t.address, offsets.begin, offsets.end));
+  return range;
 }
 
 void verify_shapes(const Contraction& c) {
@@ -195,6 +222,15 @@ void verify_shapes(const Contraction& c) {
       if (t.shape[d] <= 0)
         reject(c, fmt::format("tensor {} dimension {} ({}) has extent {}; extents must be positive", t.name, d,
                               to_string(access->coordinates[d]), t.shape[d]));
+  }
+  for (const Tensor& t : c.tensors) {
+    if (!is_bound(t)) continue;
+    try {
+      if (t.address == 0) byte_offsets(t);
+      else bytes_of(t);
+    } catch (const InvalidArgument& too_large) {
+      reject(c, too_large.what());
+    }
   }
   try {
     known_extents(c);

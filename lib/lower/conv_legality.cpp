@@ -116,9 +116,14 @@ Legality check_winograd_params(ir::DType dtype, const ConvParams& p, const Devic
 
 template <bool Explain>
 Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p, const DeviceLimits& device) {
+  if (auto r = check_bounds<Explain>({{"PL", p.pl, 1024}, {"KL", p.kl, 1024}, {"PS", p.ps, 256}, {"KS", p.ks, 256},
+                                      {"U", p.u, 1024}, {"CS", p.cs, 1024}, {"CL", p.cl, 1024}, {"CG", p.cg, 65535},
+                                      {"VI", p.vi, 16}, {"VF", p.vf, 16}, {"LI", p.li, 1024}, {"LF", p.lf, 1024}});
+      !r)
+    return r;
   if (p.wg) return check_winograd_params<Explain>(dtype, p, device);
   if (dtype == ir::DType::bf16)
-    return no<Explain>("bf16 CONV needs the tensor-core template, which is not available yet: use f16, f32 or f64");
+    return no<Explain>("bf16 convolutions are not implemented: use f16, f32 or f64 (bf16 GEMMs are)");
   for (auto [name, value] : {std::pair{"PL", p.pl}, {"KL", p.kl}, {"PS", p.ps}, {"KS", p.ks}, {"U", p.u},
                              {"CS", p.cs}, {"CL", p.cl}, {"CG", p.cg}, {"VI", p.vi}, {"VF", p.vf}})
     if (!power_of_two(value)) return no<Explain>("{}={} must be a power of two", name, value);
@@ -256,14 +261,45 @@ Legality check_winograd_problem(const ir::Conv& v, const ConvParams& p, const Co
   return {};
 }
 
+// The problem on the device, whatever the parameters.
 template <bool Explain>
-Legality check_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue,
-                       const DeviceLimits& device) {
+Legality check_problem_alone(const ir::Conv& v, const DeviceLimits& device) {
   for (auto [name, x] : {std::pair{"n", v.n}, {"c", v.c}, {"h", v.h}, {"w", v.w}, {"k", v.k}, {"p", v.p}, {"q", v.q},
                          {"r", v.r}, {"s", v.s}, {"stride_h", v.stride_h}, {"stride_w", v.stride_w},
                          {"dilation_h", v.dilation_h}, {"dilation_w", v.dilation_w}})
     if (x < 1) return no<Explain>("CONV extent {}={} must be positive: {}", name, x, ir::to_string(v));
   if (v.pad_h < 0 || v.pad_w < 0) return no<Explain>("negative padding is not supported: {}", ir::to_string(v));
+  // The implicit GEMM's sizes in 64 bits first: the later checks multiply them.
+  std::int64_t npq = 0, crs = 0;
+  if (__builtin_mul_overflow(v.n, v.p, &npq) || __builtin_mul_overflow(npq, v.q, &npq) ||
+      __builtin_mul_overflow(v.c, v.r, &crs) || __builtin_mul_overflow(crs, v.s, &crs))
+    return no<Explain>("N*P*Q or C*R*S exceeds 64 bits: {}", ir::to_string(v));
+  if (v.dtype == ir::DType::bf16)
+    return no<Explain>("bf16 convolutions are not implemented: use f16, f32 or f64 (bf16 GEMMs are)");
+  // Distinct outputs at distinct addresses: sorted by stride, each dimension steps over all that the
+  // smaller ones span.
+  std::array<std::pair<std::int64_t, std::int64_t>, 4> out{{{v.output_strides[0], v.n},
+                                                            {v.output_strides[1], v.k},
+                                                            {v.output_strides[2], v.p},
+                                                            {v.output_strides[3], v.q}}};
+  std::ranges::sort(out);
+  std::int64_t spanned = 0;
+  for (auto [stride, extent] : out) {
+    if (extent == 1) continue;
+    if (stride <= spanned || stride > (std::int64_t(1) << 40))
+      return no<Explain>("the output's strides ({}, {}, {}, {}) over n, k, p, q make two outputs share memory "
+                         "(or exceed 2^40): {}",
+                         v.output_strides[0], v.output_strides[1], v.output_strides[2], v.output_strides[3],
+                         ir::to_string(v));
+    spanned += stride * (extent - 1);
+  }
+  return {};
+}
+
+template <bool Explain>
+Legality check_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue,
+                       const DeviceLimits& device) {
+  if (auto r = check_problem_alone<Explain>(v, device); !r) return r;
   if (p.wg) return check_winograd_problem<Explain>(v, p, epilogue, device);
   bool in_red = conv_input_reduction_contiguous(v), f_k = conv_filter_k_contiguous(v);
   if (auto r = check_params<Explain>(v.dtype, in_red, f_k, p, device); !r) return r;
@@ -365,6 +401,10 @@ Legality check_conv_params(ir::DType dtype, bool in_red, bool f_k, const ConvPar
 
 Legality check_conv(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue, const DeviceLimits& device) {
   return check_problem<true>(v, p, epilogue, device);
+}
+
+Legality check_conv_problem(const ir::Conv& v, const DeviceLimits& device) {
+  return check_problem_alone<true>(v, device);
 }
 
 bool conv_legal(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue, const DeviceLimits& device) {

@@ -274,12 +274,12 @@ void GemmEmitter::epilogue() {
   };
   Value* chunks_aligned = l_.fvm > 1 ? c_rows_aligned(l_.fvm) : nullptr;
 
-  // TC=1 and 2 f16 with KG > 1: a thread's accumulators pair columns (n, n + 1) of one row. movmatrix
+  // TC=1 and 2 f16 and bf16 with KG > 1: a thread's accumulators pair columns (n, n + 1) of one row. movmatrix
   // transposes each 8 x 8 tile within the warp, after which a thread holds rows (m, m + 1) of one
   // column: adjacent in C, one f16x2 reduction instead of two f16 ones (the H100 winners of the f16
   // ICA and DeepBench problems ran 1.5x to 3.4x faster). Plain stores stay scalar: with pairs, the
   // f16 LAPACK 4096 x 4096 x 32 kernel, which is all epilogue, ran at half the speed.
-  const bool tc_pairs = p_.tc && g_.dtype == ir::DType::f16 && p_.kg > 1;
+  const bool tc_pairs = p_.tc && ir::is_16_bit(g_.dtype) && p_.kg > 1;
   Value* pairs_aligned = tc_pairs ? c_rows_aligned(2) : nullptr;
   auto reduce_pairs = [&] {
     auto* half2 = llvm::FixedVectorType::get(elem_, 2);
@@ -392,8 +392,8 @@ void GemmEmitter::stage_matrices(const std::function<Value*(Value* row, Value* c
     for (int jj = 0; jj < cell_columns() / 2; ++jj) matrices.emplace_back(i, jj);
   Value* which = b_.CreateUDiv(lane_, c32(8));
   Value* row_in_matrix = b_.CreateURem(lane_, c32(8));
-  auto* pair_type = vec(b_.getHalfTy(), 2);
-  // f16 TC=1 has MS even and NS a multiple of 4, TC=2 MS of 8 or 16: whole groups of four.
+  auto* pair_type = vec(elem_, 2);
+  // 16-bit TC=1 has MS even and NS a multiple of 4, TC=2 MS of 8 or 16: whole groups of four.
   if (matrices.size() % 4) throw Error("internal error: the staged stores' matrices do not come in fours");
   for (std::size_t first = 0; first < matrices.size(); first += 4) {
     Value* row0 = nullptr;
@@ -422,7 +422,7 @@ void GemmEmitter::stage_matrices(const std::function<Value*(Value* row, Value* c
         if (olds)
           value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_},
                                      {beta_, b_.CreateFPExt(b_.CreateExtractElement(olds, e), scalar_), value});
-        pair = b_.CreateInsertElement(pair, b_.CreateFPTrunc(value, b_.getHalfTy()), e);
+        pair = b_.CreateInsertElement(pair, b_.CreateFPTrunc(value, elem_), e);
       }
       registers.push_back(b_.CreateBitCast(pair, i32_));
     }

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <bit>
 
 namespace isaac::lower {
@@ -48,7 +50,7 @@ struct RegisterDemand {
 
 RegisterDemand register_demand(const GemmLayout& l, ir::DType dtype, const GemmParams& p) {
   auto regs = [](int elements, int bytes) { return (elements * bytes + 3) / 4; };
-  int fragment_bytes = dtype == ir::DType::f16 && p.acc32 ? 4 : l.elem;
+  int fragment_bytes = ir::is_16_bit(dtype) && p.acc32 ? 4 : l.elem;
   // mma.sync: per 16-deep step, MS/2 A fragments of 4 registers and NS/2 B fragments of 2 (f64: MS
   // and NS/2 doubles per 4-deep step, as many registers); cp.async stages nothing in registers.
   // f32 (TF32, per 8-deep step): 2 MS and NS floats, each split in two. wgmma (TC=2) reads both
@@ -149,8 +151,20 @@ namespace {
 
 template <bool Explain>
 Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmParams& p, const DeviceLimits& device) {
-  if (dtype == ir::DType::bf16)
-    return no<Explain>("bf16 GEMM needs the tensor-core template, which is not available yet: use f16, f32 or f64");
+  // bf16 arithmetic, conversions and mma start at sm_80; their reductions in memory (a split across
+  // blocks adds into C) at sm_90.
+  if (dtype == ir::DType::bf16 && device.sm < 80)
+    return no<Explain>("bf16 needs sm_80 or newer, not sm_{}: use f16, f32 or f64", device.sm);
+  if (dtype == ir::DType::bf16 && p.kg > 1 && device.sm < 90)
+    return no<Explain>("KG={} with bf16 adds partial sums into C with bf16 reductions, which need sm_90, not sm_{}: "
+                       "KG must be 1",
+                       p.kg, device.sm);
+  if (auto r = check_bounds<Explain>({{"ML", p.ml, 1024}, {"NL", p.nl, 1024}, {"MS", p.ms, 256}, {"NS", p.ns, 256},
+                                      {"U", p.u, 1024}, {"KS", p.ks, 1024}, {"KL", p.kl, 1024}, {"VA", p.va, 16},
+                                      {"VB", p.vb, 16}, {"LA", p.la, 1024}, {"LB", p.lb, 1024}, {"SW", p.sw, 1024},
+                                      {"KG", p.kg, 65535}});
+      !r)
+    return r;
   for (auto [name, value] : {std::pair{"ML", p.ml}, {"NL", p.nl}, {"MS", p.ms}, {"NS", p.ns}, {"U", p.u},
                              {"KS", p.ks}, {"KL", p.kl}, {"VA", p.va}, {"VB", p.vb}})
     if (!power_of_two(value)) return no<Explain>("{}={} must be a power of two", name, value);
@@ -222,10 +236,63 @@ Legality check_params(ir::DType dtype, bool a_trans, bool b_trans, const GemmPar
   return {};
 }
 
+// The problem whatever the parameters: a kernel given leading dimensions shorter than the columns they
+// step over, batches of C that overlap, or offsets past 64 bits would write wrong results silently.
 template <bool Explain>
-Legality check_problem(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
+Legality check_layout(const ir::Gemm& g) {
   if (g.m < 1 || g.n < 1 || g.k < 0 || g.batch < 1)
     return no<Explain>("GEMM sizes must be positive (K may be 0): {}", ir::to_string(g));
+  if (g.m > 0x7fffffff || g.n > 0x7fffffff || g.k > 0x7fffffff) return no<Explain>("M, N and K must each fit in 32 bits");
+  // Each operand as stored, column-major: rows, columns, leading dimension, batch stride.
+  struct Stored {
+    char name;
+    std::int64_t rows, columns, ld, stride;
+  };
+  const Stored operands[] = {{'A', g.a_trans ? g.k : g.m, g.a_trans ? g.m : g.k, g.lda, g.stride_a},
+                             {'B', g.b_trans ? g.n : g.k, g.b_trans ? g.k : g.n, g.ldb, g.stride_b},
+                             {'C', g.m, g.n, g.ldc, g.stride_c}};
+  const auto elem = static_cast<__int128>(ir::size_of(g.dtype));
+  for (const Stored& s : operands) {
+    if (s.columns > 1 && s.ld < s.rows)
+      return no<Explain>("ld{}={} is shorter than the {} rows of {} as stored ({}): it must be at least {}",
+                         char(s.name + 32), s.ld, s.rows, s.name, ir::to_string(g), s.rows);
+    if (g.batch > 1 && s.stride < 0)
+      return no<Explain>("the batch stride of {} is {}: batch strides must not be negative (0 repeats an input)",
+                         s.name, s.stride);
+    const __int128 last = (__int128(s.columns) - 1) * s.ld + s.rows - 1 + __int128(g.batch - 1) * s.stride;
+    if ((last + 1) * elem > std::numeric_limits<std::int64_t>::max())
+      return no<Explain>("{} spans more than 2^63 bytes with ld{}={} and batch stride {}", s.name, char(s.name + 32),
+                         s.ld, s.stride);
+  }
+  // Distinct elements of C at distinct addresses: sorted by stride, each dimension steps over all that
+  // the smaller ones span (batches may interleave with C's columns, as attention's heads do).
+  std::array<std::pair<std::int64_t, std::int64_t>, 3> dims{{{1, g.m}, {g.ldc, g.n}, {g.stride_c, g.batch}}};
+  std::ranges::sort(dims);
+  __int128 spanned = 0;
+  for (auto [stride, extent] : dims) {
+    if (extent == 1) continue;
+    if (stride <= spanned)
+      return no<Explain>("two elements of C share memory: with ldc={} and batch stride {}, C's {} rows, {} columns "
+                         "and {} batches overlap",
+                         g.ldc, g.stride_c, g.m, g.n, g.batch);
+    spanned += __int128(stride) * (extent - 1);
+  }
+  return {};
+}
+
+// The problem on the device, whatever the parameters.
+template <bool Explain>
+Legality check_problem_alone(const ir::Gemm& g, const DeviceLimits& device) {
+  if (auto r = check_layout<Explain>(g); !r) return r;
+  if (g.batch > 65535) return no<Explain>("batch={} exceeds 65535, the grid's z limit", g.batch);
+  if (g.dtype == ir::DType::bf16 && device.sm < 80)
+    return no<Explain>("bf16 needs sm_80 or newer, not sm_{}: use f16, f32 or f64", device.sm);
+  return {};
+}
+
+template <bool Explain>
+Legality check_problem(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
+  if (auto r = check_problem_alone<Explain>(g, device); !r) return r;
   if (auto r = check_params<Explain>(g.dtype, g.a_trans, g.b_trans, p, device); !r) return r;
   int elem = static_cast<int>(ir::size_of(g.dtype));
   // A vector load must lie inside one row or column and start aligned: the contiguous extent, the
@@ -258,7 +325,9 @@ Legality check_problem(const ir::Gemm& g, const GemmParams& p, const DeviceLimit
   if (p.kg > 65535 || g.batch > 65535) return no<Explain>("KG and the batch count are limited to 65535 (grid y and z)");
   const std::int64_t tiles = gemm_block_tiles(g, p);
   if (tiles > 0x7fffffff) return no<Explain>("{} tiles exceed the grid's x limit", tiles);
-  if (g.m > 0x7fffffff || g.n > 0x7fffffff || g.k > 0x7fffffff) return no<Explain>("M, N and K must each fit in 32 bits");
+  // The swizzle walks groups of SW rows of tiles, each as wide as C's columns of tiles: 32-bit counts.
+  if (p.sw > 1 && (g.n + p.nl - 1) / p.nl * p.sw > 0x7fffffff)
+    return no<Explain>("SW={} groups of {} column tiles exceed 32 bits: use SW=1", p.sw, (g.n + p.nl - 1) / p.nl);
   return {};
 }
 
@@ -271,6 +340,10 @@ Legality check_gemm_params(ir::DType dtype, bool a_trans, bool b_trans, const Ge
 
 Legality check_gemm(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {
   return check_problem<true>(g, p, device);
+}
+
+Legality check_gemm_problem(const ir::Gemm& g, const DeviceLimits& device) {
+  return check_problem_alone<true>(g, device);
 }
 
 bool gemm_legal(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {

@@ -127,9 +127,9 @@ GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device)
   GemmParams p;
   p.acc32 = 1;
   p.kg = 1, p.sw = 1;
-  const bool has_tc = problem.dtype == ir::DType::f16 || problem.dtype == ir::DType::f64 ||
+  const bool has_tc = ir::is_16_bit(problem.dtype) || problem.dtype == ir::DType::f64 ||
                       (problem.dtype == ir::DType::f32 && device.f32_tensor_cores);
-  const bool wgmma = problem.dtype == ir::DType::f16 || (problem.dtype == ir::DType::f32 && has_tc);
+  const bool wgmma = ir::is_16_bit(problem.dtype) || (problem.dtype == ir::DType::f32 && has_tc);
   const int max_tc = wgmma && device.sm == 90 ? 2 : has_tc && device.sm >= 80 ? 1 : 0;
   for (int ml : {16, 32, 64, 128, 256})
     for (int nl : {16, 32, 64, 128, 256})
@@ -146,11 +146,11 @@ GemmSpace gemm_space_levels(const ir::Gemm& problem, const DeviceLimits& device)
                     for (int db : {0, 1})
                       for (int tc = 0; tc <= max_tc; ++tc) {
                         if (u == 64 && tc == 0) continue;
-                        // f16 TC=2 sets copy with TMA: on the H100 the sweep's TC=2 winners ran 1.07x as
+                        // f16 and bf16 TC=2 sets copy with TMA: on the H100 the sweep's TC=2 winners ran 1.07x as
                         // fast (geometric mean; f16 LINPACK 4096 1.23x) as with cp.async (docs/tensor-cores.md).
                         // f32 ones copy with cp.async alone.
                         p.u = u, p.ks = ks, p.va = va, p.vb = vb, p.db = db, p.tc = tc;
-                        p.tma = tc == 2 && problem.dtype == ir::DType::f16;
+                        p.tma = tc == 2 && ir::is_16_bit(problem.dtype);
                         fit_gemm_load_layouts(problem.a_trans, problem.b_trans, p);
                         if (gemm_legal(problem, p, device)) space.bases.push_back(p);
                       }

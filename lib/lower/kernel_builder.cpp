@@ -25,6 +25,7 @@ KernelBuilder::KernelBuilder(llvm::Module& module, ir::DType dtype)
   gptr_ = llvm::PointerType::get(ctx_, 1);
   switch (dtype) {
     case ir::DType::f16: elem_ = b_.getHalfTy(); break;
+    case ir::DType::bf16: elem_ = b_.getBFloatTy(); break;
     case ir::DType::f64: elem_ = b_.getDoubleTy(); break;
     default: elem_ = b_.getFloatTy(); break;
   }
@@ -109,9 +110,10 @@ void KernelBuilder::for_range(Value* first, Value* end, Value* step, const std::
 // Inline PTX: LLVM would turn a conditional store into a branch around it.
 void KernelBuilder::predicated(const char* op, Value* ptr, Value* value, Value* pred) {
   llvm::Type* t = value->getType();
-  bool half = t->isHalfTy();
+  const bool half = t->is16bitFPTy();
   const char* constraint = half ? "h" : t->isDoubleTy() ? "d" : "f";
-  const char* suffix = half ? (std::string_view(op) == "st" ? "b16" : "noftz.f16") : t->isDoubleTy() ? "f64" : "f32";
+  const char* suffix = half ? (std::string_view(op) == "st" ? "b16" : t->isBFloatTy() ? "noftz.bf16" : "noftz.f16")
+                            : t->isDoubleTy() ? "f64" : "f32";
   const char* instruction = std::string_view(op) == "st" ? "st.global" : "red.global.add";
   auto* type = llvm::FunctionType::get(b_.getVoidTy(), {i64_, half ? b_.getInt16Ty() : t, i32_}, false);
   auto* asm_fn = llvm::InlineAsm::get(
@@ -136,7 +138,7 @@ std::vector<llvm::Value*> KernelBuilder::half_pairs(const std::vector<Value*>& h
 void KernelBuilder::predicated_vector_store(Value* ptr, std::vector<Value*> values, Value* pred) {
   if (values.size() == 1) return predicated("st", ptr, values[0], pred);
   llvm::Type* t = values[0]->getType();
-  if (t->isHalfTy()) {  // PTX vectors hold at most 4 elements: store f16 pairs as 32-bit words
+  if (t->is16bitFPTy()) {  // PTX vectors hold at most 4 elements: store 16-bit pairs as 32-bit words
     values = half_pairs(values);
     t = i32_;
   }
@@ -173,11 +175,11 @@ void KernelBuilder::predicated_vector_red(Value* ptr, std::vector<Value*> values
     for (size_t i = 0; i < values.size(); ++i) predicated("red", gep(t, ptr, c32(i)), values[i], pred);
     return;
   }
-  const bool half = t->isHalfTy();
+  const bool half = t->is16bitFPTy();
   if (half) values = half_pairs(values);
   llvm::Type* word_type = half ? i32_ : t;
   const char* op = half ? "add.noftz" : "add";
-  const char* type = half ? "f16x2" : "f32";
+  const char* type = !half ? "f32" : t->isBFloatTy() ? "bf16x2" : "f16x2";
   const char* constraint = half ? "r" : "f";
   // Vector reductions (.v2/.v4) need sm_90 and PTX 8.1; elsewhere each word is reduced alone.
   const size_t per_red = sm >= 90 ? std::min<size_t>(values.size(), 4) : 1;
@@ -400,6 +402,8 @@ void TiledKernelBuilder::compute_stage_mma(Value* stage) {
                                at(b_rows_k(), l_.pitch_b, b_k, b_n));
   // Offsets of step `k` and of the mn-th 16-wide block from the lane's base.
   auto step_offset = [&](bool rows_k, int pitch, int k, int mn) { return rows_k ? k * pitch + mn : mn * pitch + k; };
+  // f16 fragments are <2 x half> operands of the f16 mma, bf16 ones the 32-bit words of the bf16 mma.
+  const bool bf16 = elem_->isBFloatTy();
   llvm::Type* half2 = llvm::FixedVectorType::get(elem_, 2);
   auto ldmatrix = [&](Value* index, bool trans) {
     Value* ptr = gep(elem_, smem_, index);
@@ -407,7 +411,10 @@ void TiledKernelBuilder::compute_stage_mma(Value* stage) {
                     : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16;
     Value* regs = b_.CreateIntrinsic(id, {ptr->getType()}, {ptr});
     std::vector<Value*> out;
-    for (unsigned e = 0; e < 4; ++e) out.push_back(b_.CreateBitCast(b_.CreateExtractValue(regs, e), half2));
+    for (unsigned e = 0; e < 4; ++e) {
+      Value* word = b_.CreateExtractValue(regs, e);
+      out.push_back(bf16 ? word : b_.CreateBitCast(word, half2));
+    }
     return out;
   };
   for (int step = 0; step < steps; step += 16) {
@@ -428,7 +435,9 @@ void TiledKernelBuilder::compute_stage_mma(Value* stage) {
                                       acc_cells_[(2 * it + 1) * t_.ns + 2 * jt + 1]};
         std::vector<Value*> args = {a[it][0], a[it][1], a[it][2], a[it][3], bv[jt][0], bv[jt][1]};
         for (auto* cell : cells) args.push_back(b_.CreateLoad(acc_, cell));
-        Value* d = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32, {}, args);
+        Value* d = b_.CreateIntrinsic(bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                           : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32,
+                                      {}, args);
         for (unsigned e = 0; e < 4; ++e) b_.CreateStore(b_.CreateExtractValue(d, e), cells[e]);
       }
   }
@@ -694,7 +703,9 @@ void TiledKernelBuilder::wgmma(Value* a_descriptor, Value* b_descriptor, const s
   for (int d = 0; d < count; ++d) constraints += fmt::format(",{}", d);
   // imm-trans: 0 reads a K-major tile (K contiguous in its core-matrix rows), 1 an M- or N-major one.
   // TF32 operands are K-major only, and the instruction takes no imm-trans.
-  const std::string shape = l_.elem == 4 ? fmt::format("m64n{}k8.f32.tf32.tf32", n) : fmt::format("m64n{}k16.f32.f16.f16", n);
+  const std::string shape = l_.elem == 4         ? fmt::format("m64n{}k8.f32.tf32.tf32", n)
+                            : elem_->isBFloatTy() ? fmt::format("m64n{}k16.f32.bf16.bf16", n)
+                                                  : fmt::format("m64n{}k16.f32.f16.f16", n);
   const std::string trans =
       l_.elem == 4 ? "" : fmt::format(", {}, {}", a_k_contiguous_ ? 0 : 1, b_k_contiguous_ ? 0 : 1);
   std::string text = fmt::format(

@@ -50,6 +50,7 @@ const llvm::Target& nvptx_target() {
 }
 
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target, Optimisation level) {
+  parse_target(target.name());  // a Target built by hand: LLVM would warn about an unknown one and go on
   llvm::TargetOptions options;
   options.AllowFPOpFusion = llvm::FPOpFusion::Fast;  // contractions are a*b+c chains: fuse them
   // LLVM 19 picks the oldest PTX that knows the target. The epilogues need newer: movmatrix

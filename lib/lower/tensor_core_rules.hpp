@@ -1,12 +1,13 @@
 #pragma once
-// The tensor-core (TC=1 and TC=2) rules on a tiling, shared by the GEMM and CONV legality functions, which
-// name the same fields differently (GEMM's MS is CONV's PS).
+// The rules the GEMM and CONV legality functions share: bounds on the parameters, and the tensor-core
+// (TC=1 and TC=2) rules on a tiling. The two name the same fields differently (GEMM's MS is CONV's PS).
 #include "lower/gemm_layout.hpp"
 
 #include <isaac/lower/gemm.hpp>
 
 #include <fmt/format.h>
 
+#include <initializer_list>
 #include <string>
 #include <utility>
 
@@ -17,6 +18,20 @@ template <bool Explain, class... Args>
 Legality no(fmt::format_string<Args...> format, Args&&... args) {
   if constexpr (Explain) return {false, fmt::format(format, std::forward<Args>(args)...)};
   else return {false, {}};
+}
+
+// Each parameter below its bound, before any arithmetic on them: far past what a kernel can use, the
+// products the later checks form (threads, tile bytes, a wave's blocks) would overflow 32 bits.
+struct Bound {
+  const char* key;
+  int value, most;
+};
+template <bool Explain>
+Legality check_bounds(std::initializer_list<Bound> bounds) {
+  for (const Bound& b : bounds)
+    if (b.value > b.most)
+      return no<Explain>("{}={} is larger than any kernel takes: {} must be at most {}", b.key, b.value, b.key, b.most);
+  return {};
 }
 
 // The keys of a template's text form for the GemmParams fields that the rules mention.
@@ -34,8 +49,9 @@ template <bool Explain>
 Legality check_warp_group_tiling(ir::DType dtype, const GemmParams& p, const DeviceLimits& device,
                                  const TilingKeys& key) {
   const bool f32 = dtype == ir::DType::f32;
-  if (dtype != ir::DType::f16 && !(f32 && key.ml == gemm_keys.ml))
-    return no<Explain>("TC=2 (wgmma) is implemented for f16 and, in GEMM, f32; not {} here: use TC=0 or 1",
+  const bool gemm = key.ml == gemm_keys.ml;
+  if (dtype != ir::DType::f16 && !((f32 || dtype == ir::DType::bf16) && gemm))
+    return no<Explain>("TC=2 (wgmma) is implemented for f16 and, in GEMM, bf16 and f32; not {} here: use TC=0 or 1",
                        ir::name(dtype));
   if (f32 && !device.f32_tensor_cores)
     return no<Explain>("TC=2 for f32 (three TF32 products per term, a larger rounding error than FMA) is off: "
@@ -43,7 +59,7 @@ Legality check_warp_group_tiling(ir::DType dtype, const GemmParams& p, const Dev
   if (f32 && p.tma) return no<Explain>("TC=2 for f32 copies its stages with cp.async: TMA must be 0");
   if (device.sm != 90)
     return no<Explain>("TC=2 needs wgmma.mma_async, which only sm_90 (compiled as sm_90a) has, not sm_{}", device.sm);
-  if (!p.acc32) return no<Explain>("TC=2 accumulates f16 products in f32: ACC must be 32");
+  if (!p.acc32) return no<Explain>("TC=2 accumulates its products in f32: ACC must be 32");
   if (p.ks != 1 || p.kl != 1)
     return no<Explain>("TC=2: a warp group multiplies the whole U of a stage: {}={} and {}={} must be 1", key.ks, p.ks,
                        key.kl, p.kl);
@@ -79,15 +95,15 @@ Legality check_tensor_core_tiling(ir::DType dtype, const GemmParams& p, const De
   if (!p.tc) return {};
   if (p.tc == 2) return check_warp_group_tiling<Explain>(dtype, p, device, key);
   const bool f64 = dtype == ir::DType::f64, f32 = dtype == ir::DType::f32;
-  if (dtype != ir::DType::f16 && !f64 && !f32)
-    return no<Explain>("TC=1 (tensor cores) is implemented for f16, f32 and f64, not {}", ir::name(dtype));
+  if (!ir::is_16_bit(dtype) && !f64 && !f32)
+    return no<Explain>("TC=1 (tensor cores) is implemented for f16, bf16, f32 and f64, not {}", ir::name(dtype));
   if (f32 && !device.f32_tensor_cores)
     return no<Explain>("TC=1 for f32 (three TF32 products per term, a larger rounding error than FMA) is off: "
                        "TuningOptions::f32_tensor_cores turns it on");
   if (device.sm < 80)
     return no<Explain>("TC=1 needs mma.sync ({}), sm_80 or newer, not sm_{}",
                        f64 ? "m8n8k4.f64" : f32 ? "m16n8k8.tf32" : "m16n8k16", device.sm);
-  if (!p.acc32) return no<Explain>("TC=1 accumulates f16 products in f32: ACC must be 32");
+  if (!p.acc32) return no<Explain>("TC=1 accumulates its products in f32 (f64 in f64): ACC must be 32");
   const int depth = f64 ? 4 : f32 ? 8 : 16;  // K of one mma
   if (p.ks != 1)
     return no<Explain>("TC=1 reads fragments one {}-deep step at a time: {}={} must be 1", depth, key.ks, p.ks);
@@ -98,7 +114,7 @@ Legality check_tensor_core_tiling(ir::DType dtype, const GemmParams& p, const De
     return no<Explain>("TC=1 gives each warp an (8 {0}) x (4 {1}) tile of 16x8 mma tiles: {0}={2} and {1}={3} must "
                        "be even",
                        key.ms, key.ns, p.ms, p.ns);
-  if (dtype == ir::DType::f16 && (p.ms % 2 || p.ns % 4))
+  if (ir::is_16_bit(dtype) && (p.ms % 2 || p.ns % 4))
     return no<Explain>("TC=1 gives each warp an (8 {0}) x (4 {1}) tile of 16x8 mma tiles, read in 16-wide pairs "
                        "along {1}: {0}={2} must be even and {1}={3} a multiple of 4",
                        key.ms, key.ns, p.ms, p.ns);

@@ -4,20 +4,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 
 namespace isaac::tune {
 
 std::int64_t round_up_power_of_two(std::int64_t v) {
-  if (v < 1) throw InvalidArgument(fmt::format("cannot bucket the size {}: sizes are at least 1", v));
-  std::int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
+  constexpr std::int64_t largest = std::int64_t{1} << 62;  // the largest power of two in int64
+  if (v < 1 || v > largest)
+    throw InvalidArgument(fmt::format("cannot bucket the size {}: sizes from 1 to 2^62 = {} round up to a power of two",
+                                      v, largest));
+  return static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(v)));
 }
 
 namespace {
 
+// A size of 0 (K = 0 is a legal GEMM: C = beta * C) rounds to no power of two: it is its own bucket.
 std::string dimension(const char* name, std::int64_t v, bool round) {
-  return round ? fmt::format("{}<={}", name, round_up_power_of_two(v)) : fmt::format("{}={}", name, v);
+  return round && v != 0 ? fmt::format("{}<={}", name, round_up_power_of_two(v)) : fmt::format("{}={}", name, v);
 }
 
 std::string capped(const char* name, std::int64_t v, int cap) {
@@ -44,7 +48,7 @@ std::string conv_bucket(const ir::Conv& v, const ConvBuckets& rules) {
       "conv {} {} {} {} {} R={} S={} stride={}x{} pad={}x{} dilation={}x{}{}", capped("N", v.n, rules.batch_cap),
       dimension("P", v.p, rules.round_pq), dimension("Q", v.q, rules.round_pq), dimension("K", v.k, rules.round_k),
       dimension("C", v.c, rules.round_c), v.r, v.s, v.stride_h, v.stride_w, v.pad_h, v.pad_w, v.dilation_h,
-      v.dilation_w, tile_flag(rules.tile, {v.n * v.p * v.q, v.k}));
+      v.dilation_w, tile_flag(rules.tile, {ir::implicit_gemm(v).m, v.k}));
 }
 
 }  // namespace isaac::tune

@@ -53,6 +53,7 @@ std::vector<RankedConv> rank_conv_space(const ir::Conv& problem, const lower::Co
                                         const lower::DeviceLimits& device, const Model& model, int top,
                                         SearchReport* report, int per_split) {
   check_conv_model(model);
+  if (auto legal = lower::check_conv_problem(problem, device); !legal) throw InvalidArgument(legal.reason);
   if (top < 1) throw InvalidArgument(fmt::format("rank_conv_space: top={} must be at least 1", top));
   if (per_split < 0) throw InvalidArgument(fmt::format("rank_conv_space: per_split={} must be 0 or more", per_split));
   auto start = std::chrono::steady_clock::now();

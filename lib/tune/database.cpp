@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <vector>
 
 namespace isaac::tune {
 
@@ -20,6 +23,31 @@ CREATE TABLE IF NOT EXISTS decisions (
   params TEXT NOT NULL, measured_ms REAL NOT NULL, how TEXT NOT NULL, created TEXT NOT NULL,
   PRIMARY KEY (device, compute_capability, sm_count, driver, isaac_version, template, dtype, layout, shape));
 )";
+// The table's columns in order: store() and list() read and write them by position.
+constexpr std::array<const char*, 13> columns{"device", "compute_capability", "sm_count", "driver", "isaac_version",
+                                              "template", "dtype", "layout", "shape", "params", "measured_ms",
+                                              "how", "created"};
+
+// What to do about a file that is not a sound tuning database.
+std::string advice(const std::string& path) {
+  return fmt::format("delete {} (it holds only tuning decisions, which isaac makes again), or set ISAAC_TUNING_DB to "
+                     "another file",
+                     path);
+}
+
+// Whether SQLite's result code says that the file's content is at fault (not a lock, a permission, a
+// full disk): a damaged page, or a file that is not a database at all.
+bool content_error(int rc) {
+  rc &= 0xff;  // the primary code of an extended one
+  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
+}
+
+[[noreturn]] void fail(sqlite3* db, const std::string& path, int rc, const std::string& what) {
+  if (content_error(rc))
+    throw DamagedDatabase(fmt::format("tuning database {}: {}: the file is damaged or not a tuning database; {}", path,
+                                      what, advice(path)));
+  throw Error(fmt::format("tuning database {}: {}", path, what));
+}
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -34,7 +62,7 @@ std::string utc_now() {
 class Statement {
  public:
   Statement(sqlite3* db, const std::string& path, const char* sql) : db_(db), path_(path) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) fail("prepare");
+    if (const int rc = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); rc != SQLITE_OK) fail("prepare", rc);
   }
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
@@ -51,7 +79,7 @@ class Statement {
   bool step() {
     const int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
-    if (rc != SQLITE_DONE) fail("step");
+    if (rc != SQLITE_DONE) fail("step", rc);
     return false;
   }
   std::string text(int i) const {
@@ -63,10 +91,10 @@ class Statement {
 
  private:
   void check(int rc) {
-    if (rc != SQLITE_OK) fail("bind");
+    if (rc != SQLITE_OK) fail("bind", rc);
   }
-  [[noreturn]] void fail(const char* what) {
-    throw Error(fmt::format("tuning database {}: {} failed: {}", path_, what, sqlite3_errmsg(db_)));
+  [[noreturn]] void fail(const char* what, int rc) {
+    isaac::tune::fail(db_, path_, rc, fmt::format("{} failed: {}", what, sqlite3_errmsg(db_)));
   }
   sqlite3* db_;
   const std::string& path_;
@@ -75,11 +103,26 @@ class Statement {
 
 void exec(sqlite3* db, const std::string& path, const char* sql) {
   char* message = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+  if (const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &message); rc != SQLITE_OK) {
     std::string text = message ? message : sqlite3_errmsg(db);
     sqlite3_free(message);
-    throw Error(fmt::format("tuning database {}: {}", path, text));
+    fail(db, path, rc, text);
   }
+}
+
+// CREATE TABLE IF NOT EXISTS keeps a "decisions" table of another form, and every later statement
+// would fail on it with "no such column".
+void check_columns(sqlite3* db, const std::string& path) {
+  Statement s(db, path, "PRAGMA table_info(decisions)");
+  std::vector<std::string> found;
+  while (s.step()) found.push_back(s.text(1));
+  if (std::equal(found.begin(), found.end(), columns.begin(), columns.end())) return;
+  std::string theirs, ours;
+  for (const std::string& name : found) theirs += (theirs.empty() ? "" : ", ") + name;
+  for (const char* name : columns) ours += (ours.empty() ? "" : ", ") + std::string(name);
+  throw DamagedDatabase(fmt::format("tuning database {}: its table \"decisions\" has the columns ({}) where this isaac "
+                                    "needs ({}): it is not a tuning database of this version; {}",
+                                    path, theirs, ours, advice(path)));
 }
 
 }  // namespace
@@ -101,10 +144,16 @@ TuningDatabase::TuningDatabase(const std::string& path) : path_(path) {
     sqlite3_busy_timeout(db_, 60000);
     exec(db_, path_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
     exec(db_, path_, schema);
-  } catch (const Error& e) {
+    check_columns(db_, path_);
+  } catch (const DamagedDatabase&) {
     sqlite3_close(db_);
     db_ = nullptr;
-    throw Error(fmt::format("{} (is it a tuning database? delete it, or `isaac-tune cache clear`)", e.what()));
+    throw;
+  } catch (const Error& e) {  // a lock held too long, a read-only file: not the file's content
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error(fmt::format("{} (set ISAAC_TUNING_DB to move the database, or ISAAC_NO_CACHE=1 to run without it)",
+                            e.what()));
   }
 }
 
@@ -132,6 +181,17 @@ void TuningDatabase::store(const DecisionKey& key, Decision d) {
   s.bind_key(key);
   s.bind(10, d.params), s.bind(11, d.measured_ms), s.bind(12, d.how), s.bind(13, d.created);
   s.step();
+}
+
+void TuningDatabase::store_all(const std::vector<std::pair<DecisionKey, Decision>>& decisions) {
+  exec(db_, path_, "BEGIN IMMEDIATE");
+  try {
+    for (const auto& [key, decision] : decisions) store(key, decision);
+    exec(db_, path_, "COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);  // keeps the first error, not this one's
+    throw;
+  }
 }
 
 std::vector<std::pair<DecisionKey, Decision>> TuningDatabase::list() const {

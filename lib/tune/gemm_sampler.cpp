@@ -42,7 +42,7 @@ lower::GemmParams assemble(const std::array<int, GemmSampler::parameter_count>& 
   p.ml = v(P::ML), p.nl = v(P::NL), p.ms = v(P::MS), p.ns = v(P::NS), p.u = v(P::U), p.ks = v(P::KS);
   p.kl = v(P::KL), p.kg = v(P::KG), p.va = v(P::VA), p.vb = v(P::VB), p.db = v(P::DB), p.sw = v(P::SW);
   p.acc32 = problem.dtype == ir::DType::f16 ? int(v(P::ACC) == 32) : 1;
-  p.tc = problem.dtype == ir::DType::f16 || problem.dtype == ir::DType::f64 ? v(P::TC) : 0;
+  p.tc = ir::is_16_bit(problem.dtype) || problem.dtype == ir::DType::f64 ? v(P::TC) : 0;
   fit_load_layouts(problem, p);
   return p;
 }
@@ -95,7 +95,7 @@ double GemmSampler::probability(Parameter p, int i) const {
 std::optional<lower::GemmParams> GemmSampler::sample(const ir::Gemm& problem, std::mt19937_64& rng,
                                                      int max_proposals) {
   const bool f16 = problem.dtype == ir::DType::f16;
-  const bool tc = f16 || problem.dtype == ir::DType::f64;
+  const bool tc = ir::is_16_bit(problem.dtype) || problem.dtype == ir::DType::f64;
   std::array<int, parameter_count> index{};
   for (int n = 0; n < max_proposals; ++n) {
     for (int p = 0; p < parameter_count; ++p) {
@@ -121,7 +121,7 @@ lower::GemmParams uniform_gemm_proposal(const ir::Gemm& problem, std::mt19937_64
   std::array<int, GemmSampler::parameter_count> index{};
   for (int p = 0; p < GemmSampler::parameter_count; ++p) {
     if (p == GemmSampler::ACC && problem.dtype != ir::DType::f16) continue;
-    if (p == GemmSampler::TC && problem.dtype != ir::DType::f16 && problem.dtype != ir::DType::f64) continue;
+    if (p == GemmSampler::TC && !ir::is_16_bit(problem.dtype) && problem.dtype != ir::DType::f64) continue;
     const auto n = GemmSampler::values(P(p)).size();
     index[std::size_t(p)] = std::min(int(uniform01(rng) * double(n)), int(n) - 1);
   }

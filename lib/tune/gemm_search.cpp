@@ -127,6 +127,7 @@ std::vector<double> without_wave_fill(std::vector<double> rows, Eigen::Index inp
 std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::DeviceLimits& device, const Model& model,
                                     int top, SearchReport* report, int per_split) {
   check_gemm_model(model);
+  if (auto legal = lower::check_gemm_problem(problem, device); !legal) throw InvalidArgument(legal.reason);
   if (top < 1) throw InvalidArgument(fmt::format("rank_gemm_space: top={} must be at least 1", top));
   if (per_split < 0) throw InvalidArgument(fmt::format("rank_gemm_space: per_split={} must be 0 or more", per_split));
   auto start = std::chrono::steady_clock::now();

@@ -8,6 +8,7 @@ namespace isaac::tune {
 void fit_load_layouts(const ir::Gemm& g, lower::GemmParams& p) { lower::fit_gemm_load_layouts(g.a_trans, g.b_trans, p); }
 
 lower::GemmParams heuristic_gemm(const ir::Gemm& g, const lower::DeviceLimits& device) {
+  if (auto legal = lower::check_gemm_problem(g, device); !legal) throw InvalidArgument(legal.reason);
   struct Shape {
     int ml, nl, ms, ns, u;
   };
@@ -34,7 +35,8 @@ lower::GemmParams heuristic_gemm(const ir::Gemm& g, const lower::DeviceLimits& d
       }
     }
   }
-  throw InvalidArgument("no legal GEMM parameters for " + ir::to_string(g));
+  throw InvalidArgument("no legal GEMM parameters for " + ir::to_string(g) +
+                        " among the heuristic's tiles: search the whole space (isaac-tune search)");
 }
 
 }  // namespace isaac::tune

@@ -36,25 +36,45 @@ const std::vector<Shipped>& shipped() {
   return models;
 }
 
+// bf16 kernels are f16's but for the instructions' types and the conversions: the same tiles, bytes
+// and tensor-core rates. Where no bf16 model exists, an f16 one ranks them. The shipped f16 GEMM
+// model gives the dtype features zero weight (none of its rows varies them), so it scores a bf16 set
+// as the same f16 set.
+bool stands_in(const std::string& model_dtype, ir::DType dtype) {
+  return model_dtype == ir::name(dtype) || (dtype == ir::DType::bf16 && model_dtype == ir::name(ir::DType::f16));
+}
+
 std::optional<ModelChoice> choose(std::string_view template_name, ir::DType dtype, std::string_view device,
                                   int compute_capability) {
   const std::string user = user_model_path(template_name, dtype);
-  if (std::filesystem::exists(user)) return ModelChoice{load_model(user), "user model " + user, ""};
+  if (std::filesystem::exists(user)) {
+    Model model = load_model(user);
+    // The file's name promises a template and a dtype: a model of others would rank the space wrongly.
+    if (model.template_name != template_name || (!model.dtype.empty() && !stands_in(model.dtype, dtype)))
+      throw InvalidArgument(fmt::format("the user model {} is a {} model for {}, but its name says {} for {}: "
+                                        "rename it, or train one for {} {}",
+                                        user, model.template_name, model.dtype.empty() ? "every dtype" : model.dtype,
+                                        template_name, ir::name(dtype), template_name, ir::name(dtype)));
+    return ModelChoice{std::move(model), "user model " + user, ""};
+  }
   // The same device first, then the nearest compute capability; at each, a model of this dtype before
-  // one trained on all of them (whose dtype is one of its features).
+  // one that stands in for it, before one trained on all of them (whose dtype is one of its features).
   const Shipped* nearest = nullptr;
   auto distance = [&](const Shipped& s) {
     return std::tuple(s.model.device != device, std::abs(s.model.compute_capability - compute_capability),
-                      s.model.dtype.empty());
+                      s.model.dtype.empty(), s.model.dtype != ir::name(dtype));
   };
   for (const Shipped& s : shipped()) {
-    if (s.model.template_name != template_name || (!s.model.dtype.empty() && s.model.dtype != ir::name(dtype)))
+    if (s.model.template_name != template_name || (!s.model.dtype.empty() && !stands_in(s.model.dtype, dtype)))
       continue;
     if (!nearest || distance(s) < distance(*nearest)) nearest = &s;
   }
-  if (nearest && nearest->model.device == device) return ModelChoice{nearest->model, "shipped model " + nearest->name, ""};
   if (!nearest) return std::nullopt;
-  return ModelChoice{nearest->model, "shipped model " + nearest->name,
+  std::string source = "shipped model " + nearest->name;
+  if (!nearest->model.dtype.empty() && nearest->model.dtype != ir::name(dtype))
+    source += fmt::format(" (the {} model, standing in for {})", nearest->model.dtype, ir::name(dtype));
+  if (nearest->model.device == device) return ModelChoice{nearest->model, source, ""};
+  return ModelChoice{nearest->model, source,
                      fmt::format("no {} {} model was trained on a {} (sm_{}); using the one trained on a {} (sm_{}). "
                                  "Train one for this GPU with isaac-tune collect and isaac-tune train --out {}",
                                  template_name, ir::name(dtype), device, compute_capability, nearest->model.device,

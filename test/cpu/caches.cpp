@@ -1,5 +1,6 @@
 // The persistent caches (issue 7): the tuning database under concurrent writers and a kill -9 in the
-// middle of writing, and the kernel cache (hits, atomic files, damaged files, the off switch).
+// middle of writing, damaged or foreign database files (refused, naming the file to delete), and the
+// kernel cache (hits, atomic files, damaged files, the off switch).
 #include <isaac/error.hpp>
 #include <isaac/kernel_cache.hpp>
 #include <isaac/lower/ptxas.hpp>
@@ -10,12 +11,16 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace isaac;
 using namespace isaac::tune;
@@ -64,6 +69,90 @@ TEST_CASE("a file that is not a tuning database is refused with a clear message"
   const std::string path = dir.path + "/tuning.sqlite";
   std::ofstream(path) << "this is not SQLite, just some text that happens to sit where the database goes\n";
   CHECK_THROWS_WITH_AS(TuningDatabase{path}, doctest::Contains("tuning database"), Error);
+}
+
+namespace {
+
+// A database of `count` decisions, written in one transaction and closed (its WAL folded into the file).
+void fill(const std::string& path, int count) {
+  std::vector<std::pair<DecisionKey, Decision>> decisions;
+  for (int i = 0; i < count; ++i) decisions.push_back({key(i, std::string(200, 'w')), {"ML=64", 0.5, "fill", {}}});
+  TuningDatabase db(path);
+  db.store_all(decisions);
+  CHECK(db.list().size() == std::size_t(count));
+}
+
+// Overwrites the start of every page but the first (SQLite's header and schema) with a pattern.
+void damage_pages(const std::string& path) {
+  const auto size = std::filesystem::file_size(path);
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  for (std::uintmax_t at = 4096; at < size; at += 4096) {
+    file.seekp(std::streamoff(at));
+    file << std::string(64, 'Z');
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a file of random bytes is refused, naming it and saying to delete it") {
+  TempDir dir("db-random");
+  const std::string path = dir.path + "/tuning.sqlite";
+  {
+    std::ofstream out(path, std::ios::binary);
+    std::uint32_t x = 12345;
+    for (int i = 0; i < 8192; ++i) out.put(char((x = x * 1664525u + 1013904223u) >> 24));
+  }
+  try {
+    TuningDatabase db(path);
+    FAIL("a file of random bytes opened as a tuning database");
+  } catch (const DamagedDatabase& e) {
+    const std::string message = e.what();
+    CHECK(message.find("delete " + path) != std::string::npos);
+    // `isaac-tune cache clear` opens the database first: it is not the way out of this.
+    CHECK(message.find("cache clear") == std::string::npos);
+  }
+}
+
+TEST_CASE("a database with damaged pages opens, and its reads say which file to delete") {
+  TempDir dir("db-pages");
+  const std::string path = dir.path + "/tuning.sqlite";
+  fill(path, 400);
+  damage_pages(path);
+  TuningDatabase db(path);
+  CHECK_THROWS_WITH_AS(db.list(), doctest::Contains(("delete " + path).c_str()), DamagedDatabase);
+}
+
+TEST_CASE("a decisions table of another form is refused on open, naming its columns") {
+  TempDir dir("db-schema");
+  const std::string path = dir.path + "/tuning.sqlite";
+  fill(path, 3);
+  // The schema is SQL text on the first page: renaming a column in place (same length) makes the
+  // table of another version without any SQLite API.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto at = bytes.find("created TEXT NOT NULL");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(at < 4096);
+  bytes.replace(at, 7, "stamped");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  CHECK_THROWS_WITH_AS(TuningDatabase{path}, doctest::Contains("has the columns (device, compute_capability, sm_count, driver, "
+                                                               "isaac_version, template, dtype, layout, shape, params, "
+                                                               "measured_ms, how, stamped)"),
+                       DamagedDatabase);
+  CHECK_THROWS_WITH_AS(TuningDatabase{path}, doctest::Contains(("delete " + path).c_str()), DamagedDatabase);
+}
+
+TEST_CASE("store_all stores every decision in one transaction") {
+  TempDir dir("db-all");
+  const std::string path = dir.path + "/tuning.sqlite";
+  fill(path, 250);
+  TuningDatabase db(path);
+  CHECK(db.find(key(249, std::string(200, 'w')))->params == "ML=64");
+  db.store_all({});
+  CHECK(db.list().size() == 250);
 }
 
 TEST_CASE("eight processes writing at once lose nothing") {

@@ -146,7 +146,7 @@ TEST_CASE("CONV legality: TC=2 (wgmma) has GEMM's rules, in CONV's names: f16 on
   CHECK_LEGAL(check(DType::f16, w));
   CHECK_LEGAL(check(DType::f16, with("U=64,LI=8,LF=8")));
   CHECK_LEGAL(check(DType::f16, with("PS=16")));
-  CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4")), "TC=2 (wgmma) is implemented for f16 and, in GEMM, f32; not f32 here: use TC=0 or 1");
+  CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4")), "TC=2 (wgmma) is implemented for f16 and, in GEMM, bf16 and f32; not f32 here: use TC=0 or 1");
   CHECK_REJECTED(check(DType::f16, w, {.sm = 80}), "TC=2 needs wgmma.mma_async, which only sm_90 (compiled as sm_90a) has");
   CHECK_REJECTED(check(DType::f16, with("CL=2")), "CS=1 and CL=2 must be 1");
   CHECK_REJECTED(check(DType::f16, with("KS=16,LF=2")), "KL/KS=8 a multiple of 16");

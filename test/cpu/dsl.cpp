@@ -112,3 +112,22 @@ TEST_CASE("a user-defined element-wise function") {
   CHECK(out[0] == doctest::Approx(std::log(2.0)));
   CHECK(out[1] == doctest::Approx(std::log1p(std::exp(1.0))));
 }
+
+TEST_CASE("coordinate arithmetic that leaves int64 is refused, not wrapped") {
+  Tensor<float, 2> A("A"), C("C");
+  constexpr std::int64_t half_range = std::int64_t{1} << 62;
+  // m + 2^62 + 2^62 used to become m-9223372036854775808.
+  CHECK_THROWS_WITH_AS(compile(C(m, k) = A(m + half_range + half_range, k)),
+                       doctest::Contains("affine coordinate overflow: 4611686018427387904 + 4611686018427387904 is "
+                                         "outside [-9223372036854775808, 9223372036854775807]"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(compile(C(m, k) = A(2 * (half_range * m), k)),
+                       doctest::Contains("affine coordinate overflow: 2 * 4611686018427387904"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(compile(C(m, k) = A(m + 18446744073709551615ull, k)),
+                       doctest::Contains("the integer 18446744073709551615 in a coordinate is beyond "
+                                         "9223372036854775807"),
+                       InvalidArgument);
+  // The extremes themselves are fine, and read back.
+  check_round_trip(compile(C(m, k) = A(m - half_range - half_range, k)).ir(),
+                   "C(m,k) = A(m-9223372036854775808,k) | C:f32[?,?] A:f32[?,?]");
+}

@@ -1,6 +1,9 @@
 // Every rejection of the verifier, with the tensor, index and values it names.
 #include <doctest/doctest.h>
 #include <isaac/error.hpp>
+#include <isaac/ir/conv.hpp>
+#include <isaac/ir/gemm.hpp>
+#include <isaac/ir/pattern.hpp>
 #include <isaac/ir/text.hpp>
 #include <isaac/ir/verify.hpp>
 
@@ -97,4 +100,75 @@ TEST_CASE("hand-built IR that breaks the split form") {
   c.reduction.clear();
   c.epilogue = reduction();
   CHECK_THROWS_WITH_AS(verify(c), doctest::Contains("refers to a sum that does not exist"), InvalidArgument);
+}
+
+TEST_CASE("tensors whose memory reaches beyond 64 bits are rejected, not wrapped") {
+  // 2^62 x 3 elements: the old sum wrapped and the output was called fine.
+  check_rejects(gemm + " | C:f32[3,2]{4611686018427387904,1} A:f32[3,2] B:f32[2,2]",
+                "tensor C of shape [3,2] and strides {4611686018427387904,1} spans more elements than 64-bit offsets "
+                "reach (9223372036854775807)");
+  check_rejects(gemm + " | C:f32[4,3] A:f32[4,2]{-4611686018427387904,1} B:f32[2,3]",
+                "tensor A of shape [4,2] and strides {-4611686018427387904,1} spans more elements");
+  check_rejects(gemm + " | C:f64[2,2] A:f64[2,2]{1152921504606846976,1} B:f64[2,2]",
+                "tensor A spans elements [0, 1152921504606846978) of 8 bytes: more bytes than 64-bit offsets reach");
+  Contraction c = parse(gemm);
+  CHECK_THROWS_WITH_AS(bind(c, "A", {4, 2}, {}, 0xfffffffffffffff0),
+                       doctest::Contains("tensor A at address 0xfffffffffffffff0 spans bytes [0, 32) from there: "
+                                         "beyond the 64-bit address space"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(row_major_strides({2, 4611686018427387904, 4}),
+                       doctest::Contains("dense strides of shape [2,4611686018427387904,4]: a stride is beyond"),
+                       InvalidArgument);
+  CHECK(row_major_strides({4611686018427387904, 4}) == std::vector<std::int64_t>{4, 1});  // no stride overflows
+  CHECK_THROWS_AS(column_major_strides({4, 4611686018427387904, 2}), InvalidArgument);
+  // Strides of magnitude 2^63 (no int64 has it) sort and compare without undefined behaviour.
+  check_rejects("C(m,n) = A(m,n) | C:f32[2,2]{-9223372036854775808,1} A:f32[2,2]",
+                "tensor C spans elements [-9223372036854775808, 2) of 4 bytes: more bytes than 64-bit offsets reach");
+}
+
+TEST_CASE("GEMM and CONV descriptions refuse impossible parameters and sizes beyond 64 bits") {
+  CHECK(output_size(32, 3, 2, 1, 1) == 16);
+  CHECK(output_size(32, 3, 1, 0, 15) == 2);
+  // A stride of 0 divided by zero (SIGFPE); dilation 20 gave P = Q = -8; padding -1 was accepted.
+  CHECK_THROWS_WITH_AS(output_size(32, 3, 0, 1, 1),
+                       doctest::Contains("stride 0, padding 1, dilation 1: the stride and the dilation must be at "
+                                         "least 1, the padding at least 0"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(output_size(32, 3, 1, 0, 20),
+                       doctest::Contains("the dilated filter (1 + dilation x (filter - 1) = 1 + 20 x (3 - 1) = 41) is "
+                                         "larger than the padded input (in + 2 x pad = 32 + 2 x 0 = 32)"),
+                       InvalidArgument);
+  CHECK_THROWS_AS(output_size(0, 3, 1, 1, 1), InvalidArgument);
+  CHECK_THROWS_WITH_AS(dense_conv(DType::f32, 8, 16, 32, 32, 32, 3, 3, 0), doctest::Contains("stride 0"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(dense_conv(DType::f32, 8, 16, 32, 32, 32, 3, 3, 1, -1), doctest::Contains("padding -1"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(dense_conv(DType::f32, 8, 16, 32, 32, 32, 3, 3, 1, 1, 0), doctest::Contains("dilation 0"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(dense_conv(DType::f32, 8, 16, 32, 64, 32, 3, 3, 1, 0, 20),
+                       doctest::Contains("the 3 x 3 filter (dilation 20) does not fit the 32 x 64 input padded by 0: "
+                                         "no output (the dilated filter, 1 + dilation x (r - 1) = 41, is larger than "
+                                         "the padded input, h + 2 x pad = 32)"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(dense_conv(DType::f32, 0, 16, 32, 32, 32, 3, 3),
+                       doctest::Contains("n=0 c=16 h=32 w=32 k=32 r=3 s=3: every size must be at least 1"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(dense_conv(DType::f32, 1 << 21, 1, 1 << 21, 1 << 22, 1, 1, 1),
+                       doctest::Contains("the input's elements = N x C x H x W = 2097152 x 1 x 2097152 x "
+                                         "4194304 is beyond 9223372036854775807"),
+                       InvalidArgument);
+  // N*P*Q = 2^64 wrapped to 0 and such a problem passed for legal.
+  Conv huge;
+  huge.n = std::int64_t{1} << 21, huge.p = std::int64_t{1} << 21, huge.q = std::int64_t{1} << 22;
+  CHECK_THROWS_WITH_AS(implicit_gemm(huge),
+                       doctest::Contains("the implicit GEMM's M = N x P x Q = 2097152 x 2097152 x 4194304 is beyond"),
+                       InvalidArgument);
+  CHECK(implicit_gemm(dense_conv(DType::f32, 8, 16, 32, 32, 64, 3, 3, 1, 1)).m == 8 * 32 * 32);
+  CHECK_THROWS_WITH_AS(dense_gemm(DType::f32, std::int64_t{1} << 32, std::int64_t{1} << 32, 1, false, false),
+                       doctest::Contains("dense_gemm: C holds 4294967296 x 4294967296 elements, beyond"),
+                       InvalidArgument);
+  // Broadcast operands (stride 0) bound no extent by their memory: the fused K of 2^32 x 2^32 overflows.
+  CHECK_THROWS_WITH_AS(analyze(parse("C(m,n) = sum(k,j, A(m,k,j) * B(k,j,n)) | C:f32[2,2]{1,2} "
+                                     "A:f32[2,4294967296,4294967296]{1,0,0} B:f32[4294967296,4294967296,2]{0,0,1}")),
+                       doctest::Contains("the K dimension fused of indices"), InvalidArgument);
 }

@@ -5,7 +5,9 @@
 // the tuner's dataset reader takes the file. The same for --template conv, whose files a GEMM plan
 // does not resume (nor the reverse), whose --aligned-share inputs take wgmma sets, and whose spot
 // check's float64 sums match ir::evaluate. Runs
-// the isaac-tune binary (ISAAC_TUNE_EXE), as do the checks of focus's options and of search --template conv.
+// the isaac-tune binary (ISAAC_TUNE_EXE), as do the checks of focus's options and of search --template conv,
+// and those of bad input to the tools (damaged data rows, options out of range, bad paths, damaged
+// caches and decision files; isaac-report and isaac-info, built beside isaac-tune, likewise).
 #include <doctest/doctest.h>
 
 #include "../../tools/isaac-tune/collect_conv_check.hpp"
@@ -14,14 +16,17 @@
 #include <isaac/ir/pattern.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #ifndef ISAAC_TUNE_EXE
@@ -57,15 +62,20 @@ std::string read(const fs::path& p) {
   return s.str();
 }
 
-// Runs isaac-tune with `args`; returns the exit status, stdout+stderr in `output`.
-int tune(const std::string& args, const Dir& dir, std::string* output = nullptr) {
+// Runs `command` through the shell; returns its exit status (-1 when a signal ended it),
+// stdout+stderr in `output`.
+int run(const std::string& command, const Dir& dir, std::string* output = nullptr) {
   const fs::path log = dir.path / "log.txt";
-  const std::string command = std::string("'") + ISAAC_TUNE_EXE + "' " + args + " > '" + log.string() + "' 2>&1";
-  const int status = std::system(command.c_str());
+  const int status = std::system((command + " > '" + log.string() + "' 2>&1").c_str());
   const std::string text = read(log);
   if (output) *output = text;
   INFO(command, "\n", text);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs isaac-tune with `args`; returns the exit status, stdout+stderr in `output`.
+int tune(const std::string& args, const Dir& dir, std::string* output = nullptr) {
+  return run(std::string("'") + ISAAC_TUNE_EXE + "' " + args, dir, output);
 }
 
 std::vector<std::string> split(const std::string& line) {
@@ -687,4 +697,409 @@ TEST_CASE("search ranks a convolution or a GEMM and places --show sets in the mo
   CHECK(log.find("--batch is for GEMMs") != std::string::npos);
   CHECK(tune("search 256 256 256 --gpu --show 'ML=64'", dir, &log) != 0);
   CHECK(log.find("--show places sets in the model's ranking") != std::string::npos);
+}
+
+// ---- Bad input to the tools: each is refused with a message that names it, and leaves no trace ----
+
+namespace {
+
+const std::string gemm_set = "\"ML=64,NL=64,MS=4,NS=4,U=8,KS=1,KL=1,KG=1,VA=1,VB=1,LA=16,LB=16,DB=0,SW=1,ACC=32,TC=0\"";
+const std::string gemm_columns = "dtype,suite,m,n,k,at,bt,params,status,tflops";
+
+void write_text(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary | std::ios::trunc) << text; }
+
+// `rows` measured GEMM rows over `shapes` shapes (each shape a job of its own).
+std::string gemm_rows(int rows, int shapes) {
+  std::string text = gemm_columns + "\n";
+  for (int i = 0; i < rows; ++i)
+    text += "f32,random," + std::to_string(64 + i % shapes) + ",96,96,0,0," + gemm_set + ",ok," +
+            std::to_string(1.0 + 0.1 * (i % 7)) + "\n";
+  return text;
+}
+
+// The caches of the commands run here, in the test's folder (isaac-tune inherits the environment);
+// the variables come back as they were at the end.
+class CacheEnvironment {
+ public:
+  explicit CacheEnvironment(const Dir& dir) {
+    set("ISAAC_TUNING_DB", (dir.path / "tuning.sqlite").string());
+    set("ISAAC_KERNEL_CACHE_DIR", (dir.path / "kernels").string());
+    set("ISAAC_CACHE_DIR", (dir.path / "cache").string());
+    saved_.emplace_back("ISAAC_NO_CACHE", saved("ISAAC_NO_CACHE"));
+    ::unsetenv("ISAAC_NO_CACHE");
+  }
+  ~CacheEnvironment() {
+    for (const auto& [name, value] : saved_)
+      if (value) ::setenv(name.c_str(), value->c_str(), 1);
+      else ::unsetenv(name.c_str());
+  }
+  CacheEnvironment(const CacheEnvironment&) = delete;
+  CacheEnvironment& operator=(const CacheEnvironment&) = delete;
+
+ private:
+  static std::optional<std::string> saved(const char* name) {
+    const char* value = std::getenv(name);
+    return value ? std::optional<std::string>(value) : std::nullopt;
+  }
+  void set(const char* name, const std::string& value) {
+    saved_.emplace_back(name, saved(name));
+    ::setenv(name, value.c_str(), 1);
+  }
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+// A decision as `cache export` writes it, with the fields of `changes` (name, JSON value) changed.
+std::string decision(int i, const std::map<std::string, std::string>& changes = {}) {
+  std::map<std::string, std::string> fields{
+      {"device", "\"Test GPU\""},         {"compute_capability", "90"}, {"sm_count", "132"},
+      {"driver", "13000"},                {"isaac_version", "\"0.1.0\""}, {"template", "\"gemm\""},
+      {"dtype", "\"f32\""},               {"layout", "\"NN\""},
+      {"shape", "\"m=" + std::to_string(i) + " " + std::string(200, 's') + "\""},
+      {"params", "\"ML=64,NL=64,MS=4,NS=4,U=8\""}, {"measured_ms", "0.5"}, {"how", "\"test\""},
+      {"created", "\"2026-11-30T00:00:00Z\""}};
+  for (const auto& [name, value] : changes) fields[name] = value;
+  std::string text;
+  for (const auto& [key, json] : fields) text += (text.empty() ? "\"" : ", \"") + key + "\": " + json;
+  return "{" + text + "}";
+}
+
+std::string decisions_file(const std::vector<std::string>& entries) {
+  std::string text;
+  for (const std::string& e : entries) text += (text.empty() ? "" : ",\n") + e;
+  return "{\"format\": \"isaac-decisions\", \"version\": 1, \"decisions\": [\n" + text + "]}\n";
+}
+
+// Entries of `folder` whose name starts with `prefix` and holds ".tmp": what a failed write leaves.
+std::vector<std::string> temporaries(const fs::path& folder, const std::string& prefix = "") {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(folder)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find(".tmp") != std::string::npos) out.push_back(name);
+  }
+  return out;
+}
+
+// Runs isaac-tune where no file may grow past 64 KiB (ulimit -f counts 512-byte blocks in a POSIX
+// shell): a write past it fails with EFBIG, as one on a full disk fails with ENOSPC (SIGXFSZ, which
+// would kill the process instead, is ignored).
+int tune_on_full_disk(const std::string& args, const Dir& dir, std::string* output) {
+  return run(std::string("ulimit -f 128 && trap '' XFSZ && exec '") + ISAAC_TUNE_EXE + "' " + args, dir, output);
+}
+
+// isaac-report and isaac-info are built beside isaac-tune (tools/CMakeLists.txt).
+fs::path sibling_tool(const char* name) { return fs::path(ISAAC_TUNE_EXE).parent_path() / name; }
+
+}  // namespace
+
+TEST_CASE("train and cv refuse options that would train garbage, abort, or write a model no loader reads") {
+  Dir dir;
+  const fs::path data = dir.path / "three.csv", pairs = dir.path / "pairs.csv", model = dir.path / "model.json",
+                 csv = dir.path / "cv.csv";
+  write_text(data, gemm_rows(3, 3));
+  write_text(pairs, gemm_rows(4, 2));
+  const std::string train = "train --data '" + data.string() + "' --epochs 2 --out '" + model.string() + "' ";
+  std::string log;
+  const std::pair<const char*, const char*> refused[] = {
+      {"--lr -1", "--lr -1: the learning rate must be a finite number above 0"},
+      {"--lr-decay 0", "--lr-decay 0: the factor must be above 0 and at most 1"},
+      {"--compute-capability -5", "--compute-capability -5: 0 (unknown) or the GPU's"},
+      {"--hidden 64 --ensemble 5000", "--ensemble 5000: from 1 to 1024 networks"},
+      {"--hidden 99999999", "--hidden \"99999999\": a hidden layer of 99999999 units; at most 4096 per layer"},
+      {"--hidden 2000000,2000000", "a hidden layer of 2000000 units; at most 4096 per layer"},
+      {"--hidden 4096,4096 --ensemble 8", "a model holds at most 134217728"},
+      {"--hidden -5", "--hidden: hidden layers \"-5\""},
+  };
+  for (const auto& [options, message] : refused) {
+    INFO(options);
+    CHECK(tune(train + options, dir, &log) == 1);
+    CHECK(log.find(message) != std::string::npos);
+    CHECK_FALSE(fs::exists(model));
+  }
+
+  const std::string cv = "cv --epochs 2 --data '";
+  // Five folds of three rows: two would be empty, and averaged in as a test MSE of 0.
+  CHECK(tune(cv + data.string() + "' --architectures 4 --folds 5 --csv '" + csv.string() + "'", dir, &log) == 1);
+  CHECK(log.find("--folds 5: " + data.string() + " holds 3 rows, and each fold needs at least one: give --folds 3 or "
+                 "fewer") != std::string::npos);
+  CHECK_FALSE(fs::exists(csv));
+  CHECK(tune(cv + pairs.string() + "' --architectures 4 --folds 3 --split jobs", dir, &log) == 1);
+  CHECK(log.find("holds 2 jobs, and each fold needs at least one: give --folds 2 or fewer") != std::string::npos);
+  REQUIRE(tune(cv + pairs.string() + "' --architectures 4 --folds 2 --split jobs --csv '" + csv.string() + "'", dir,
+               &log) == 0);
+  const Csv folds = parse(csv);
+  REQUIRE(folds.rows.size() == 2);
+  for (const auto& row : folds.rows) CHECK(std::stol(row[column(folds.header, "test_rows")]) > 0);
+  CHECK(tune(cv + data.string() + "' --architectures 4 --folds 2 --sizes -5", dir, &log) == 1);
+  CHECK(log.find("--sizes \"-5\": \"-5\" is not a positive number of training rows") != std::string::npos);
+  CHECK(tune(cv + data.string() + "' --architectures '4;99999999' --folds 2", dir, &log) == 1);
+  CHECK(log.find("--architectures \"99999999\": a hidden layer of 99999999 units; at most 4096") != std::string::npos);
+  CHECK(tune(cv + data.string() + "' --architectures 4 --folds 2 --lr -1", dir, &log) == 1);
+  CHECK(log.find("--lr -1") != std::string::npos);
+}
+
+TEST_CASE("the dataset reader refuses damaged rows, naming the file and the line") {
+  Dir dir;
+  const fs::path model = dir.path / "model.json";
+  std::string log;
+  const auto refused = [&](const std::string& name, const std::string& text, const std::string& message) {
+    const fs::path p = dir.path / name;
+    write_text(p, text);
+    INFO(name, ":\n", text);
+    CHECK(tune("train --data '" + p.string() + "' --hidden 4 --epochs 2 --out '" + model.string() + "'", dir, &log) == 1);
+    CHECK(log.find(name + message) != std::string::npos);
+    CHECK_FALSE(fs::exists(model));
+  };
+  const std::string head = gemm_columns + "\n", row = "f32,random,96,96,96,0,0," + gemm_set + ",ok,1.5\n";
+  // A crash in the middle of a line: the columns after tflops are missing.
+  refused("cut.csv", gemm_columns + ",phase\n" + "f32,random,96,96,96,0,0," + gemm_set + ",ok,1.5,focus\n" +
+                         "f32,random,97,96,96,0,0," + gemm_set + ",ok,1.5\n",
+          ":3: 10 fields where the header has 11 (a line cut short?)");
+  refused("junk.csv", head + row + "f32,random,12abc,96,96,0,0," + gemm_set + ",ok,1.5\n", ":3: m \"12abc\" is not an integer");
+  refused("tflops.csv", head + "f32,random,96,96,96,0,0," + gemm_set + ",ok,1.5x\n", ":2: tflops \"1.5x\" is not a number");
+  refused("zero.csv", head + "f32,random,0,96,96,0,0," + gemm_set + ",ok,1.5\n", ":2: m 0: must be at least 1");
+  refused("layout.csv", head + "f32,random,96,96,96,2,0," + gemm_set + ",ok,1.5\n", ":2: at \"2\": must be 0 or 1");
+  const std::string conv_head = "dtype,layout,n,c,h,w,k,r,s,stride,pad,dilation,params,status,tflops\n";
+  refused("filter.csv", conv_head + "f32,NCHW/KCRS,2,16,7,7,32,9,9,1,0,1,\"PL=32,KL=16,PS=2,KS=2,U=8\",ok,1.5\n",
+          ":2: the 9 x 9 filter (dilation 1) does not fit the 7 x 7 input padded by 0: no output");
+  refused("channels.csv", conv_head + "f32,NCHW/KCRS,2,0,7,7,32,3,3,1,1,1,\"PL=32,KL=16,PS=2,KS=2,U=8\",ok,1.5\n",
+          ":2: c 0: must be at least 1");
+  CHECK(tune("train --data '" + dir.path.string() + "' --hidden 4 --epochs 2 --out '" + model.string() + "'", dir, &log) == 1);
+  CHECK(log.find(dir.path.string() + " is a directory") != std::string::npos);
+  CHECK(tune("eval --data x.csv --model '" + dir.path.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--model: File is actually a directory") != std::string::npos);
+}
+
+TEST_CASE("cache export, show, clear and import: bad paths and odd entries fail cleanly, and change nothing") {
+  Dir dir;
+  const CacheEnvironment environment(dir);
+  std::string log;
+  const auto decisions_now = [&] {
+    REQUIRE(tune("cache show", dir, &log) == 0);
+    const auto at = log.find(" decisions\n");
+    REQUIRE(at != std::string::npos);
+    return std::stol(log.substr(log.rfind(' ', at - 1) + 1));
+  };
+  const fs::path two = dir.path / "two.json";
+  write_text(two, decisions_file({decision(1), decision(2)}));
+  REQUIRE(tune("cache import '" + two.string() + "'", dir, &log) == 0);
+  CHECK(decisions_now() == 2);
+
+  // import checks every entry before it stores any.
+  const std::pair<std::string, const char*> bad_entries[] = {
+      {"\"not an object\"", "decision 1 is string \"not an object\", not an object"},
+      {decision(3, {{"params", "\"total garbage\""}}), "decision 1 \"params\" \"total garbage\": malformed GEMM parameter"},
+      {decision(3, {{"compute_capability", "99999999999"}}), "decision 1 \"compute_capability\" is 99999999999"},
+      {decision(3, {{"measured_ms", "-5"}}), "decision 1 \"measured_ms\" is -5"},
+      {decision(3, {{"template", "\"lstm\""}}), "decision 1 \"template\" is \"lstm\": gemm or conv"},
+      {decision(3, {{"sm_count", "\"132\""}}), "decision 1 \"sm_count\" is \"132\""},
+      {decision(3, {{"template", "\"conv\""}}), "decision 1 \"params\" \"ML=64,NL=64,MS=4,NS=4,U=8\":"},
+  };
+  const fs::path bad = dir.path / "bad.json";
+  for (const auto& [entry, message] : bad_entries) {
+    INFO(entry);
+    write_text(bad, decisions_file({decision(10), entry}));
+    CHECK(tune("cache import '" + bad.string() + "'", dir, &log) == 1);
+    CHECK(log.find(message) != std::string::npos);
+    CHECK(log.find("nothing was imported") != std::string::npos);
+    CHECK(decisions_now() == 2);  // decision 10, valid, is not stored either
+  }
+  // An autotune bucket's candidates, one per line, and a CONV set are taken.
+  write_text(bad, decisions_file({decision(11, {{"params", "\"ML=64,NL=64,MS=4,NS=4,U=8\\nML=32,NL=32,MS=4,NS=4,U=8\\n\""}}),
+                                  decision(12, {{"template", "\"conv\""}, {"params", "\"PL=32,KL=16,PS=2,KS=2,U=8\""}}),
+                                  decision(13, {{"measured_ms", "-1"}, {"created", "\"\""}})}));
+  CHECK(tune("cache import '" + bad.string() + "'", dir, &log) == 0);
+  CHECK(decisions_now() == 5);
+
+  // export: a directory, no name, a folder that does not exist.
+  CHECK(tune("cache export '" + dir.path.string() + "'", dir, &log) == 1);
+  CHECK(log.find(dir.path.string() + " is a directory") != std::string::npos);
+  CHECK(tune("cache export ''", dir, &log) == 1);
+  CHECK(log.find("no file name given") != std::string::npos);
+  CHECK(tune("cache export '" + (dir.path / "missing" / "d.json").string() + "'", dir, &log) == 1);
+  CHECK(log.find("the folder " + (dir.path / "missing").string() + " does not exist") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.path / "missing"));
+  CHECK(temporaries(dir.path).empty());
+  CHECK(temporaries(dir.path.parent_path(), dir.path.filename().string()).empty());
+
+  // A full disk: the export fails, and the earlier one stays whole.
+  const fs::path exported = dir.path / "exported.json";
+  REQUIRE(tune("cache export '" + exported.string() + "'", dir, &log) == 0);
+  const std::string before = read(exported);
+  std::vector<std::string> many;
+  for (int i = 100; i < 1100; ++i) many.push_back(decision(i));
+  write_text(dir.path / "many.json", decisions_file(many));
+  REQUIRE(tune("cache import '" + (dir.path / "many.json").string() + "'", dir, &log) == 0);
+  CHECK(tune_on_full_disk("cache export '" + exported.string() + "'", dir, &log) == 1);
+  CHECK(log.find("cannot write " + exported.string()) != std::string::npos);
+  CHECK(read(exported) == before);
+  CHECK(temporaries(dir.path).empty());
+
+  // Entries of the kernel cache that are not files: a dangling link and a folder are counted apart,
+  // and clear removes the files and links and leaves the folder.
+  const fs::path kernels = dir.path / "kernels";
+  fs::create_directories(kernels / "sub.kernel");
+  write_text(kernels / "sub.kernel" / "inside", "not the cache's");
+  write_text(kernels / "a.kernel", "a file of the cache");
+  fs::create_symlink(dir.path / "nowhere", kernels / "dangling.kernel");
+  CHECK(tune("cache show", dir, &log) == 0);
+  CHECK(log.find("1 kernels") != std::string::npos);
+  CHECK(log.find("2 entries named *.kernel that are not files") != std::string::npos);
+  CHECK(tune("cache clear --kernels", dir, &log) == 0);
+  CHECK(log.find("removed 2 kernels") != std::string::npos);
+  CHECK(log.find("left 1 folders") != std::string::npos);
+  CHECK(fs::exists(kernels / "sub.kernel" / "inside"));
+  CHECK_FALSE(fs::exists(kernels / "a.kernel"));
+  CHECK_FALSE(fs::is_symlink(kernels / "dangling.kernel"));
+  CHECK(decisions_now() == 1005);  // --kernels leaves the decisions
+}
+
+TEST_CASE("cache clear removes a damaged tuning database, and names a file that is not one") {
+  Dir dir;
+  const CacheEnvironment environment(dir);
+  const fs::path db = dir.path / "tuning.sqlite";
+  std::string log;
+  {
+    std::ofstream out(db, std::ios::binary);
+    std::uint32_t x = 7;
+    for (int i = 0; i < 8192; ++i) out.put(char((x = x * 1664525u + 1013904223u) >> 24));
+  }
+  // Not SQLite at all: maybe not isaac's, so it stays; the message names it and says to delete it
+  // (not to run `cache clear`, which fails on it).
+  CHECK(tune("cache clear --decisions", dir, &log) == 1);
+  CHECK(log.find("delete " + db.string()) != std::string::npos);
+  CHECK(log.find("isaac-tune cache clear") == std::string::npos);
+  CHECK(fs::exists(db));
+  fs::remove(db);
+
+  // Damaged pages: reads fail naming the file; clear removes it, and a new one takes its place.
+  std::vector<std::string> many;
+  for (int i = 0; i < 300; ++i) many.push_back(decision(i));
+  write_text(dir.path / "many.json", decisions_file(many));
+  REQUIRE(tune("cache import '" + (dir.path / "many.json").string() + "'", dir, &log) == 0);
+  {
+    const auto size = fs::file_size(db);
+    std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
+    for (std::uintmax_t at = 4096; at < size; at += 4096) {  // every page but the first, the schema's
+      file.seekp(std::streamoff(at));
+      file << std::string(64, 'Z');
+    }
+  }
+  CHECK(tune("cache show", dir, &log) == 1);
+  CHECK(log.find("database disk image is malformed") != std::string::npos);
+  CHECK(log.find("delete " + db.string()) != std::string::npos);
+  CHECK(tune("cache clear", dir, &log) == 0);
+  CHECK(log.find("removed the damaged tuning database " + db.string()) != std::string::npos);
+  REQUIRE(tune("cache show", dir, &log) == 0);
+  CHECK(log.find(": 0 decisions") != std::string::npos);
+
+  // A "decisions" table of another form (a column renamed in the schema's text, which SQLite keeps
+  // on the first page): refused on open, naming the columns; clear removes it.
+  REQUIRE(tune("cache import '" + (dir.path / "many.json").string() + "'", dir, &log) == 0);
+  std::string bytes = read(db);
+  const auto at = bytes.find("created TEXT NOT NULL");
+  REQUIRE(at < 4096);
+  bytes.replace(at, 7, "stamped");
+  write_text(db, bytes);
+  CHECK(tune("cache show", dir, &log) == 1);
+  CHECK(log.find("its table \"decisions\" has the columns (") != std::string::npos);
+  CHECK(log.find("how, stamped) where this isaac needs (") != std::string::npos);
+  CHECK(tune("cache clear --decisions", dir, &log) == 0);
+  REQUIRE(tune("cache show", dir, &log) == 0);
+  CHECK(log.find(": 0 decisions") != std::string::npos);
+}
+
+TEST_CASE("eval --predictions on a full disk leaves no truncated file; export refuses a folder or a missing one") {
+  Dir dir;
+  const CacheEnvironment environment(dir);
+  std::string log;
+  const fs::path data = dir.path / "rows.csv", model = dir.path / "model.json", predictions = dir.path / "p.csv";
+  write_text(data, gemm_rows(5000, 5000));  // about 350 kB of predictions
+  REQUIRE(tune("train --data '" + data.string() + "' --hidden 4 --epochs 1 --out '" + model.string() + "'", dir, &log) == 0);
+  const std::string eval = "eval --data '" + data.string() + "' --model '" + model.string() + "' --predictions '";
+  CHECK(tune_on_full_disk(eval + predictions.string() + "'", dir, &log) == 1);
+  CHECK(log.find("cannot write " + predictions.string()) != std::string::npos);
+  CHECK_FALSE(fs::exists(predictions));
+  CHECK(temporaries(dir.path).empty());
+  CHECK(tune(eval + (dir.path / "missing" / "p.csv").string() + "'", dir, &log) == 1);
+  CHECK(log.find("does not exist") != std::string::npos);
+  REQUIRE(tune(eval + predictions.string() + "'", dir, &log) == 0);
+  CHECK(parse(predictions).rows.size() == 5000);
+
+  // export writes into an existing folder only, and never over a folder.
+  const fs::path spec = dir.path / "one.spec";
+  write_text(spec, "f f32 NN 64 64 64\n");
+  CHECK(tune("export '" + spec.string() + "' --no-cubin --out '" + dir.path.string() + "'", dir, &log) == 1);
+  CHECK(log.find(dir.path.string() + " is a directory: name a file to write") != std::string::npos);
+  const fs::path nested = dir.path / "no" / "such" / "k.hpp";
+  CHECK(tune("export '" + spec.string() + "' --no-cubin --out '" + nested.string() + "'", dir, &log) == 1);
+  CHECK(log.find("the folder " + nested.parent_path().string() + " does not exist") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.path / "no"));
+  CHECK(tune("export '" + dir.path.string() + "' --no-cubin --out '" + (dir.path / "k.hpp").string() + "'", dir, &log) == 1);
+  CHECK(log.find("the export spec " + dir.path.string() + " is a directory") != std::string::npos);
+  CHECK(temporaries(dir.path).empty());
+}
+
+TEST_CASE("search, sampler and collect refuse compute capabilities that isaac cannot compile for") {
+  Dir dir;
+  std::string log;
+  for (const char* cc : {"50", "100", "-1"}) {
+    INFO(cc);
+    CHECK(tune(std::string("search 256 256 256 --top 1 --compute-capability ") + cc, dir, &log) == 1);
+    CHECK(log.find(std::string("--compute-capability ") + cc + ": unknown target") != std::string::npos);
+  }
+  CHECK(tune("sampler --sm -1 --shapes 1", dir, &log) == 1);
+  CHECK(log.find("--sm -1: unknown target '-1': expected sm_70") != std::string::npos);
+  // Before, --sm 50 became sm_70, which CUDA 13's ptxas refuses: every row a failure, and exit code 0.
+  const fs::path out = dir.path / "c.csv";
+  CHECK(tune("collect --compile-only --sm 50 --count 2 --quiet --out '" + out.string() + "'", dir, &log) == 1);
+  CHECK(log.find("--sm 50: unknown target") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("isaac-report refuses bad problem files, naming the file and the line") {
+  const fs::path report = sibling_tool("isaac-report");
+  if (!fs::exists(report)) {
+    MESSAGE("skipped: no isaac-report beside " << ISAAC_TUNE_EXE);
+    return;
+  }
+  Dir dir;
+  const CacheEnvironment environment(dir);
+  const fs::path gemm = dir.path / "gemm.csv", conv = dir.path / "conv.csv";
+  const std::string gemm_head = "suite,m,n,k,at,bt\n", conv_head = "name,n,p,q,k,c,r,s\n";
+  std::string log;
+  const auto refused = [&](const std::string& gemm_text, const std::string& conv_text, const std::string& message) {
+    write_text(gemm, gemm_text);
+    write_text(conv, conv_text);
+    INFO(gemm_text, conv_text);
+    CHECK(run("'" + report.string() + "' --problems '" + gemm.string() + "' --winners none.csv --dtypes f32 " +
+                  "--conv-problems '" + conv.string() + "' --conv-winners none.csv --conv-dtypes f32",
+              dir, &log) == 1);
+    CHECK(log.find(message) != std::string::npos);
+  };
+  refused(gemm_head + "X,abc,128,128,0,0\n", conv_head, "gemm.csv:2: m \"abc\" must be an integer of at least 1");
+  refused("suite,m,n,k,at\nX,128,128,128,0\n", conv_head, "gemm.csv:1: the header has no column \"bt\"");
+  refused(gemm_head + "X,128,128\n", conv_head, "gemm.csv:2: 3 fields where the header has 6");
+  refused(gemm_head + "X,128,128,128,0,2\n", conv_head, "gemm.csv:2: bt \"2\" must be 0 or 1");
+  refused(gemm_head, conv_head + "C,0,7,7,64,64,1,1\n", "conv.csv:2: n \"0\" must be an integer of at least 1");
+  refused(gemm_head, conv_head + "C,16,0,7,64,64,1,1\n", "conv.csv:2: p \"0\" must be an integer of at least 1");
+  refused("", conv_head, "gemm.csv is empty: it needs a header line");
+  CHECK(run("'" + report.string() + "' --problems '" + dir.path.string() + "' --conv-problems ''", dir, &log) == 1);
+  CHECK(log.find(dir.path.string() + " is a directory") != std::string::npos);
+}
+
+TEST_CASE("isaac-info --jit without a driver exits 77, the tests' code for skipped") {
+  const fs::path info = sibling_tool("isaac-info");
+  if (!fs::exists(info)) {
+    MESSAGE("skipped: no isaac-info beside " << ISAAC_TUNE_EXE);
+    return;
+  }
+  Dir dir;
+  std::string log;
+  CHECK(run("'" + info.string() + "'", dir, &log) == 0);
+  if (log.find("no GPU") == std::string::npos) {
+    MESSAGE("a GPU is present: the no-driver path of --jit is not tested here");
+    return;
+  }
+  CHECK(run("'" + info.string() + "' --jit", dir, &log) == 77);
+  CHECK(log.find("--jit skipped") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 // Which model the runtime picks (issue 6): a user model in the cache directory first, then a shipped
 // model of the same device, then the shipped model of the nearest compute capability with a warning.
 #include <isaac/error.hpp>
+#include <isaac/tune/bucket.hpp>
 #include <isaac/tune/conv_features.hpp>
 #include <isaac/tune/features.hpp>
 #include <isaac/tune/models.hpp>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <unistd.h>
 
 using namespace isaac;
@@ -128,4 +130,95 @@ TEST_CASE("a user model in the cache directory takes precedence, and a damaged o
   std::ofstream(user_model_path("gemm", ir::DType::f16)) << "{\"format\": \"isaac-model\", \"version\": 1";
   CHECK_THROWS_WITH_AS(find_model("gemm", ir::DType::f16, "My GPU (damaged test)", 80),
                        doctest::Contains("not valid JSON"), InvalidArgument);
+}
+
+namespace {
+
+// The message of the InvalidArgument that loading this text throws ("" when it loads); any other
+// exception fails the test.
+std::string load_error(const std::string& text) {
+  try {
+    model_from_json(text, "user.json");
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// `text` with the first `from` replaced by `to`.
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("a damaged model file is an InvalidArgument naming the file, whatever JSON holds") {
+  const std::string good = model_to_json(small_model("My GPU", ir::DType::f32));
+  REQUIRE(load_error(good) == "");
+  // Before: nlohmann's own exceptions, without the file's name.
+  CHECK(load_error(replace(good, "\"bias\": [", "\"bias\": [1e999,"))
+            .starts_with("user.json: not valid JSON ([json.exception.out_of_range.406] number overflow"));
+  CHECK(load_error(replace(good, "\"epochs\": 0", "\"epochs\": \"many\"")) ==
+        "user.json: \"training\" \"epochs\" must be an integer from 0 to 2147483647, got \"many\"");
+  CHECK(load_error(replace(good, "\"seed\": 0", "\"seed\": \"abc\""))
+            .find("\"training\" \"seed\" must be an integer") != std::string::npos);
+  CHECK(load_error(replace(good, "\"rows\": 0", "\"rows\": -5")).find("\"rows\" must be an integer from 0") !=
+        std::string::npos);
+  CHECK(load_error(replace(good, "\"mse\": 0.0", "\"mse\": [1]")).find("\"training\" \"mse\" must be a number") !=
+        std::string::npos);
+  CHECK(load_error(replace(good, "\"data\": \"\"", "\"data\": 7")).find("\"training\" \"data\" must be a string") !=
+        std::string::npos);
+  CHECK(load_error(replace(good, "\"training\": {", "\"training\": 3, \"unread\": {"))
+            .find("\"training\" must be a JSON object, got number") != std::string::npos);
+  // Writing, too: a name that is not UTF-8 made nlohmann throw its own type_error.
+  CHECK_THROWS_WITH_AS(model_to_json(small_model("GPU \xff", ir::DType::f32)),
+                       doctest::Contains("cannot write the model as JSON"), InvalidArgument);
+}
+
+TEST_CASE("a model file's layer sizes must agree with its layers before anything is allocated") {
+  // 158 bytes that asked for 2^40 weights (std::bad_alloc) before "layers" was looked at.
+  CHECK(load_error(R"({"format": "isaac-model", "version": 1, "template": "gemm", "device": "x", )"
+                   R"("target": "log_tflops", "features": ["a"], "layer_sizes": [1, 1048576, 1048576, 1]})") ==
+        "user.json: the file has no \"layers\"");
+  CHECK(load_error(R"({"format": "isaac-model", "version": 1, "template": "gemm", "device": "x", )"
+                   R"("target": "log_tflops", "features": ["a"], "layer_sizes": [1, 1048576, 1048576, 1], )"
+                   R"("layers": [{"weights": [[1]], "bias": [0]}, {}, {}]})")
+            .find("layer 0 weights must be 1048576 rows of 1") != std::string::npos);
+  CHECK(load_error(R"({"format": "isaac-model", "version": 1, "template": "gemm", "device": "x", )"
+                   R"("target": "log_tflops", "features": ["a"], "layer_sizes": [1, 2, 1], )"
+                   R"("layers": [{"weights": [[1], [2, 3]], "bias": [0, 0]}, {"weights": [[1, 1]], "bias": [0]}]})")
+            .find("layer 0 weights row 1 must hold 1 values (layer_sizes [1,2,1]), found 2") != std::string::npos);
+  CHECK(load_error(R"({"format": "isaac-model", "version": 1, "template": "gemm", "device": "x", )"
+                   R"("target": "log_tflops", "features": ["a"], "layer_sizes": [1, 2097152, 1]})")
+            .find("holds 2097152, not a positive layer size (at most 1048576)") != std::string::npos);
+}
+
+TEST_CASE("a model file's target, dtype and compute capability are what this build uses") {
+  const std::string good = model_to_json(small_model("My GPU", ir::DType::f32));
+  CHECK(load_error(replace(good, "\"log_tflops\"", "\"ms\"")) ==
+        "user.json: \"target\" is \"ms\": this build's models predict \"log_tflops\" (the natural log of TFLOP/s)");
+  CHECK(load_error(replace(good, "\"dtype\": \"f32\"", "\"dtype\": \"f33\""))
+            .find("user.json: \"dtype\": unknown dtype 'f33'") != std::string::npos);
+  CHECK(load_error(replace(good, "\"dtype\": \"f32\"", "\"dtype\": \"\"")) == "");  // a model of every dtype
+  // 2^40 was truncated to 0 by the conversion to int.
+  CHECK(load_error(replace(good, "\"compute_capability\": 80", "\"compute_capability\": 1099511627776")) ==
+        "user.json: \"compute_capability\" must be an integer from 0 to 999 such as 90, got 1099511627776");
+}
+
+TEST_CASE("bucketed keys: K = 0 has a bucket, and rounding stops at 2^62 instead of looping") {
+  CHECK(gemm_bucket(ir::dense_gemm(ir::DType::f32, 64, 64, 0, false, false)) ==
+        "gemm M<=64 N<=64 K=0 batch<=1 tile64=yes");
+  CHECK(gemm_bucket(ir::dense_gemm(ir::DType::f32, 64, 64, 1, false, false)) ==
+        "gemm M<=64 N<=64 K<=1 batch<=1 tile64=no");
+  CHECK(round_up_power_of_two(1) == 1);
+  CHECK(round_up_power_of_two(1000) == 1024);
+  CHECK(round_up_power_of_two(std::int64_t{1} << 62) == std::int64_t{1} << 62);
+  CHECK(round_up_power_of_two((std::int64_t{1} << 40) + 1) == std::int64_t{1} << 41);
+  CHECK_THROWS_WITH_AS(round_up_power_of_two((std::int64_t{1} << 62) + 1),
+                       doctest::Contains("cannot bucket the size 4611686018427387905: sizes from 1 to 2^62 = "
+                                         "4611686018427387904 round up to a power of two"),
+                       InvalidArgument);
+  CHECK_THROWS_AS(round_up_power_of_two(-1), InvalidArgument);
 }

@@ -1,6 +1,8 @@
 // isaac-info: what isaac sees on this machine. The library's version, whether a CUDA driver could be
 // loaded (or why not), every device's properties, and the LLVM target isaac compiles for on it.
-// Exits 0 without a driver or a GPU (it says so); exits 1 only when a driver call fails unexpectedly.
+// Exits 0 without a driver or a GPU (it says so), except with --jit, whose check then cannot run: 77,
+// as the GPU tests exit when they are skipped for want of a GPU. Exits 1 when a driver call fails
+// unexpectedly.
 #include <isaac/error.hpp>
 #include <isaac/lower/smoke.hpp>
 #include <isaac/lower/target.hpp>
@@ -16,6 +18,8 @@
 using namespace isaac;
 
 namespace {
+
+constexpr int exit_skipped = 77;  // ctest's SKIP_RETURN_CODE for the GPU tests (test/CMakeLists.txt)
 
 std::string bytes(std::int64_t n) {
   if (n >= (std::int64_t{1} << 30)) return fmt::format("{:.1f} GiB", double(n) / double(1 << 30));
@@ -59,7 +63,9 @@ int main(int argc, char** argv) {
   if (!runtime::driver_available(&why)) {
     fmt::print("CUDA driver: not available: {}\n", why);
     fmt::print("no GPU: isaac can still build IR and emit PTX here, but not run kernels\n");
-    return 0;
+    if (!check_jit) return 0;
+    fmt::print(stderr, "isaac-info: --jit skipped: no CUDA driver to JIT-load the smoke kernel with\n");
+    return exit_skipped;
   }
   try {
     int v = runtime::driver_version();
@@ -67,7 +73,9 @@ int main(int argc, char** argv) {
     fmt::print("CUDA driver: {}.{} ({} device{})\n", v / 1000, (v % 1000) / 10, count, count == 1 ? "" : "s");
     if (count == 0) {
       fmt::print("no GPU: the driver sees no device\n");
-      return 0;
+      if (!check_jit) return 0;
+      fmt::print(stderr, "isaac-info: --jit skipped: no device to JIT-load the smoke kernel on\n");
+      return exit_skipped;
     }
     for (int i = 0; i < count; ++i) {
       runtime::DeviceInfo d = runtime::device_info(i);

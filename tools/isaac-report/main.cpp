@@ -19,6 +19,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -45,25 +48,63 @@ std::vector<std::string> split(const std::string& line, char sep = ',') {
   return out;
 }
 
-// Rows of a CSV with a header, '#' lines skipped, as maps from column name to text.
-std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+// A row of a CSV: its fields by column name, and where it is, for the messages.
+struct CsvRow {
+  std::map<std::string, std::string> fields;
+  std::string where;  // "file:line"
+
+  const std::string& operator[](const std::string& column) const { return fields.at(column); }
+  // A whole field as an integer of at least `least` (std::stoll would take "12abc" as 12).
+  std::int64_t integer(const std::string& column, std::int64_t least) const {
+    const std::string& text = fields.at(column);
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < least)
+      throw InvalidArgument(fmt::format("{}: {} \"{}\" must be an integer of at least {}", where, column, text, least));
+    return value;
+  }
+  bool flag(const std::string& column) const {
+    const std::string& text = fields.at(column);
+    if (text != "0" && text != "1")
+      throw InvalidArgument(fmt::format("{}: {} \"{}\" must be 0 or 1", where, column, text));
+    return text == "1";
+  }
+};
+
+// Rows of a CSV with a header naming at least `columns`, '#' lines skipped; every row has the header's
+// number of fields.
+std::vector<CsvRow> read_csv(const std::string& path, const std::vector<std::string>& columns) {
+  if (std::filesystem::is_directory(path)) throw InvalidArgument(fmt::format("{} is a directory, not a CSV file", path));
   std::ifstream in(path);
   if (!in) throw InvalidArgument("cannot read " + path);
-  std::vector<std::map<std::string, std::string>> rows;
+  std::vector<CsvRow> rows;
   std::vector<std::string> header;
+  int number = 0;
   for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     auto fields = split(line);
     if (header.empty()) {
       header = fields;
+      for (const std::string& column : columns)
+        if (std::find(header.begin(), header.end(), column) == header.end())
+          throw InvalidArgument(fmt::format("{}:{}: the header has no column \"{}\"", path, number, column));
       continue;
     }
-    if (fields.size() < header.size()) fields.resize(header.size());
-    std::map<std::string, std::string> row;
-    for (size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
+    if (fields.size() != header.size())
+      throw InvalidArgument(fmt::format("{}:{}: {} fields where the header has {}", path, number, fields.size(),
+                                        header.size()));
+    CsvRow row{{}, fmt::format("{}:{}", path, number)};
+    for (size_t i = 0; i < header.size(); ++i) row.fields[header[i]] = fields[i];
     rows.push_back(std::move(row));
   }
+  if (header.empty()) throw InvalidArgument(fmt::format("{} is empty: it needs a header line", path));
   return rows;
+}
+
+Problem gemm_problem(const CsvRow& row) {
+  return {row["suite"], row.integer("m", 1), row.integer("n", 1), row.integer("k", 1), row.flag("at"), row.flag("bt")};
 }
 
 std::string key(const std::string& dtype, const Problem& p) {
@@ -88,19 +129,24 @@ void report_conv(const std::string& problems_path, const std::string& winners_pa
                  const lower::Target& target, const lower::DeviceLimits& limits, const Device& device) {
   std::map<std::string, std::pair<std::string, std::string>> winners;  // "dtype name" -> layout, params
   if (std::ifstream(winners_path))
-    for (auto& row : read_csv(winners_path)) winners[row["dtype"] + " " + row["name"]] = {row["layout"], row["params"]};
+    for (auto& row : read_csv(winners_path, {"dtype", "name", "layout", "params"}))
+      winners[row["dtype"] + " " + row["name"]] = {row["layout"], row["params"]};
   else
     std::cerr << "no CONV sweep winners at " << winners_path << ": using the first legal set everywhere\n";
   fmt::print("\n{:<4} {:<7} {:>3} {:>4} {:>4} {:>5} {:>5} {:>2}x{:<2} {:<10} {:<9} {:>4} {:>6} {:>4} {:>6} {:>7}  {}\n", "type",
              "conv", "N", "P", "Q", "K", "C", "R", "S", "layout", "source", "thr", "smem", "regs", "spills", "llvm_ms",
              "parameters");
+  const auto problems = read_csv(problems_path, {"name", "n", "p", "q", "k", "c", "r", "s"});
   for (const auto& dtype : dtypes)
-    for (auto& row : read_csv(problems_path)) {
-      auto n = std::stoll(row["n"]), p = std::stoll(row["p"]), q = std::stoll(row["q"]), k = std::stoll(row["k"]),
-           c = std::stoll(row["c"]), r = std::stoll(row["r"]), s = std::stoll(row["s"]);
+    for (const auto& row : problems) {
+      const auto n = row.integer("n", 1), p = row.integer("p", 1), q = row.integer("q", 1), k = row.integer("k", 1),
+                 c = row.integer("c", 1), r = row.integer("r", 1), s = row.integer("s", 1);
       auto found = winners.find(dtype + " " + row["name"]);
       std::string layout = found != winners.end() ? found->second.first : "NCHW/KCRS";
       auto slash = layout.find('/');
+      if (slash == std::string::npos)
+        throw InvalidArgument(fmt::format("{}: the layout {} of {} {} names no filter layout (e.g. NCHW/KCRS)",
+                                          winners_path, layout, dtype, row["name"]));
       ir::Conv conv = ir::dense_conv(ir::parse_dtype(dtype), n, c, p + r - 1, q + s - 1, k, r, s, 1, 0, 1,
                                      ir::parse_image_layout(layout.substr(0, slash)),
                                      ir::parse_filter_layout(layout.substr(slash + 1)));
@@ -109,14 +155,18 @@ void report_conv(const std::string& problems_path, const std::string& winners_pa
       lower::ConvParams params;
       std::string source = "first";
       if (model) {
-        params = tune::rank_conv_space(conv, {}, limits, model->model, 1).front().params;
+        const auto ranked = tune::rank_conv_space(conv, {}, limits, model->model, 1);
+        if (ranked.empty()) throw InvalidArgument(fmt::format("{}: no legal CONV parameters for {}", row.where,
+                                                              ir::to_string(conv)));
+        params = ranked.front().params;
         source = "model";
       } else if (from_sweep) {
         params = lower::parse_conv_params(found->second.second);
         source = "sweep";
       } else {
         auto space = lower::conv_space(conv, {}, limits);
-        if (space.empty()) throw InvalidArgument("no legal CONV parameters for " + ir::to_string(conv));
+        if (space.empty())
+          throw InvalidArgument(fmt::format("{}: no legal CONV parameters for {}", row.where, ir::to_string(conv)));
         params = space.front();
       }
       auto kernel = cached_conv_kernel(conv, params, {}, target, false);
@@ -154,16 +204,12 @@ int main(int argc, char** argv) {
     lower::Target target = lower::parse_target(target_text);
     lower::DeviceLimits limits{.sm = target.sm, .f32_tensor_cores = f32_tensor_cores};
     std::vector<Problem> problems;
-    for (auto& row : read_csv(problems_path))
-      problems.push_back({row["suite"], std::stoll(row["m"]), std::stoll(row["n"]), std::stoll(row["k"]),
-                          row["at"] == "1", row["bt"] == "1"});
+    for (const auto& row : read_csv(problems_path, {"suite", "m", "n", "k", "at", "bt"}))
+      problems.push_back(gemm_problem(row));
     std::map<std::string, std::string> winners;
     if (std::ifstream(winners_path))
-      for (auto& row : read_csv(winners_path)) {
-        Problem p{row["suite"], std::stoll(row["m"]), std::stoll(row["n"]), std::stoll(row["k"]), row["at"] == "1",
-                  row["bt"] == "1"};
-        winners[key(row["dtype"], p)] = row["params"];
-      }
+      for (const auto& row : read_csv(winners_path, {"dtype", "suite", "m", "n", "k", "at", "bt", "params"}))
+        winners[key(row["dtype"], gemm_problem(row))] = row["params"];
     else
       std::cerr << "no sweep winners at " << winners_path << ": using the heuristic choice everywhere\n";
     if (!lower::ptxas_available()) std::cerr << "ptxas not found: registers are the estimate only\n";
@@ -177,7 +223,12 @@ int main(int argc, char** argv) {
         bool from_sweep = found != winners.end() && lower::check_gemm(g, lower::parse_gemm_params(found->second), limits);
         lower::GemmParams params = from_sweep ? lower::parse_gemm_params(found->second) : tune::heuristic_gemm(g, limits);
         std::string source = from_sweep ? "sweep" : "heuristic";
-        if (model) params = tune::rank_gemm_space(g, limits, model->model, 1).front().params, source = "model";
+        if (model) {
+          const auto ranked = tune::rank_gemm_space(g, limits, model->model, 1);
+          if (ranked.empty())
+            throw InvalidArgument(fmt::format("{}: no legal GEMM parameters for {}", problems_path, ir::to_string(g)));
+          params = ranked.front().params, source = "model";
+        }
         auto kernel = cached_gemm_kernel(g, params, target, lower::SplitMode::atomic, false);
         auto [regs, spills] = resources(kernel.ptx, target, kernel.main_name,
                                         lower::estimate_gemm_registers(g.dtype, g.a_trans, g.b_trans, params));
@@ -191,7 +242,7 @@ int main(int argc, char** argv) {
     fmt::print("\n{:.1f} s; kernel cache {}: {} kernels emitted by LLVM, {} taken from the cache{}\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), kernel_cache_directory(),
                stats.misses, stats.hits, stats.damaged ? fmt::format(", {} damaged files replaced", stats.damaged) : "");
-  } catch (const isaac::Error& e) {
+  } catch (const std::exception& e) {  // isaac::Error, and whatever the standard library throws
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   }

@@ -19,6 +19,7 @@
 
 #include "collect_csv.hpp"
 #include "collect_template.hpp"
+#include "target_option.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
@@ -221,8 +222,8 @@ int run_collect(const CollectFlags& f) {
     target = lower::target_for_compute_capability(info.compute_capability());
     device_name = fmt::format("{} (sm_{}, {} SMs)", info.name, info.compute_capability(), info.sm_count);
   } else {
-    device.sm = f.sm;
-    target = lower::target_for_compute_capability(f.sm);
+    target = target_option(f.sm, "--sm");  // a target ptxas would refuse fails every row
+    device.sm = target.sm;
   }
   const std::unique_ptr<Collector> collector = make_collector(f, device);  // validates the options
   const std::string signature = collector->signature();

@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -34,6 +36,8 @@ std::string quote_shell(const std::string& s) {
 }
 
 std::vector<std::string> read_lines(const std::string& path) {
+  if (std::filesystem::is_directory(path))
+    throw InvalidArgument(fmt::format("{} is a directory: give dataset CSV files, separated by commas", path));
   const bool xz = path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0;
   std::FILE* f = xz ? ::popen(("xz -dc -- " + quote_shell(path)).c_str(), "r") : std::fopen(path.c_str(), "r");
   if (!f) throw InvalidArgument(fmt::format("cannot read {}", path));
@@ -92,12 +96,13 @@ Dataset load_dataset(const std::string& paths, const std::string& dtype, int sm_
 Dataset load_one(const std::string& path, const std::string& dtype, const lower::DeviceLimits& device) {
   const auto lines = read_lines(path);
   Dataset data;
-  std::size_t measured = 0;
+  std::size_t measured = 0, columns = 0;
   std::map<std::string, size_t> col;
   for (size_t ln = 0; ln < lines.size(); ++ln) {
     if (lines[ln].empty() || lines[ln][0] == '#') continue;
     const auto fields = split(lines[ln]);
     if (col.empty()) {
+      columns = fields.size();
       for (size_t i = 0; i < fields.size(); ++i) col[fields[i]] = i;
       data.template_name = col.count("r") && col.count("layout") ? "conv" : "gemm";
       const std::vector<const char*> needs =
@@ -111,18 +116,40 @@ Dataset load_one(const std::string& path, const std::string& dtype, const lower:
           int(data.template_name == "conv" ? conv_feature_names().size() : gemm_feature_names().size());
       continue;
     }
-    auto get = [&](const char* name) -> const std::string& {
-      const size_t i = col.at(name);
-      if (i >= fields.size())
-        throw InvalidArgument(fmt::format("{}:{}: {} fields, no \"{}\"", path, ln + 1, fields.size(), name));
-      return fields[i];
+    // A row of another length is damaged (a line cut short by a crash, a stray separator): its
+    // fields would be read from the wrong columns.
+    if (fields.size() != columns)
+      throw InvalidArgument(fmt::format("{}:{}: {} fields where the header has {}{}", path, ln + 1, fields.size(), columns,
+                                        fields.size() < columns ? " (a line cut short?)" : ""));
+    auto get = [&](const char* name) -> const std::string& { return fields[col.at(name)]; };
+    // Whole fields only: stoll and stod would read "12abc" as 12.
+    auto integer = [&](const char* name) {
+      const std::string& text = get(name);
+      std::int64_t value = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty() || ec != std::errc{} || end != text.data() + text.size())
+        throw InvalidArgument(fmt::format("{} \"{}\" is not an integer", name, text));
+      return value;
+    };
+    auto at_least = [&](const char* name, std::int64_t least) {
+      const std::int64_t value = integer(name);
+      if (value < least) throw InvalidArgument(fmt::format("{} {}: must be at least {}", name, value, least));
+      return value;
+    };
+    auto flag = [&](const char* name) {
+      const std::string& text = get(name);
+      if (text != "0" && text != "1") throw InvalidArgument(fmt::format("{} \"{}\": must be 0 or 1", name, text));
+      return text == "1";
     };
     if (get("status") != "ok") continue;
     ++measured;
     if (!dtype.empty() && get("dtype") != dtype) continue;
     try {
       Row row;
-      row.tflops = std::stod(get("tflops"));
+      const std::string& tflops = get("tflops");
+      const auto [end, ec] = std::from_chars(tflops.data(), tflops.data() + tflops.size(), row.tflops);
+      if (tflops.empty() || ec != std::errc{} || end != tflops.data() + tflops.size())
+        throw InvalidArgument(fmt::format("tflops \"{}\" is not a number", tflops));
       if (!(row.tflops > 0) || !std::isfinite(row.tflops)) continue;
       const ir::DType t = ir::parse_dtype(get("dtype"));
       const std::string suite = col.count("suite") ? get("suite") : "-";
@@ -130,11 +157,17 @@ Dataset load_one(const std::string& path, const std::string& dtype, const lower:
       if (data.template_name == "conv") {
         const std::string& layout = get("layout");
         const auto slash = layout.find('/');
-        const ir::Conv v = ir::dense_conv(t, std::stoll(get("n")), std::stoll(get("c")), std::stoll(get("h")),
-                                          std::stoll(get("w")), std::stoll(get("k")), std::stoll(get("r")),
-                                          std::stoll(get("s")), std::stoll(get("stride")), std::stoll(get("pad")),
-                                          std::stoll(get("dilation")), ir::parse_image_layout(layout.substr(0, slash)),
+        if (slash == std::string::npos)
+          throw InvalidArgument(fmt::format("layout \"{}\": give the image and filter layouts, e.g. CHWN/CRSK", layout));
+        const ir::Conv v = ir::dense_conv(t, at_least("n", 1), at_least("c", 1), at_least("h", 1), at_least("w", 1),
+                                          at_least("k", 1), at_least("r", 1), at_least("s", 1), at_least("stride", 1),
+                                          at_least("pad", 0), at_least("dilation", 1),
+                                          ir::parse_image_layout(layout.substr(0, slash)),
                                           ir::parse_filter_layout(layout.substr(slash + 1)));
+        if (v.p < 1 || v.q < 1)
+          throw InvalidArgument(fmt::format("the {} x {} filter (dilation {}) does not fit the {} x {} input padded by "
+                                            "{}: no output",
+                                            v.r, v.s, v.dilation_h, v.h, v.w, v.pad_h));
         const lower::ConvParams params = lower::parse_conv_params(get("params"));
         f = conv_features(v, params, device);
         row.tiling = tiling_of(params);
@@ -143,10 +176,10 @@ Dataset load_one(const std::string& path, const std::string& dtype, const lower:
                               get("dilation"));
       } else {
         // Files without a batch column (collect, sweeps, focus before 0.1.31) hold single GEMMs.
-        const std::int64_t batch = col.count("batch") ? std::stoll(get("batch")) : 1;
+        const std::int64_t batch = col.count("batch") ? integer("batch") : 1;
         if (batch < 1) throw InvalidArgument(fmt::format("batch {}: a batched GEMM has at least one", batch));
-        const ir::Gemm g = ir::dense_gemm(t, std::stoll(get("m")), std::stoll(get("n")), std::stoll(get("k")),
-                                          get("at") == "1", get("bt") == "1", batch);
+        const ir::Gemm g = ir::dense_gemm(t, at_least("m", 1), at_least("n", 1), at_least("k", 1), flag("at"),
+                                          flag("bt"), batch);
         const lower::GemmParams params = lower::parse_gemm_params(get("params"));
         lower::GemmParams fitted = params;
         lower::fit_gemm_pipeline_depth(g, fitted, device);
@@ -162,7 +195,7 @@ Dataset load_one(const std::string& path, const std::string& dtype, const lower:
       data.samples.x.insert(data.samples.x.end(), f.begin(), f.end());
       data.samples.y.push_back(std::log(row.tflops));
       data.rows.push_back(std::move(row));
-    } catch (const std::logic_error& e) {  // stod/stoll
+    } catch (const std::logic_error& e) {  // a library parser's std::stoi and the like
       throw InvalidArgument(fmt::format("{}:{}: malformed number ({})", path, ln + 1, e.what()));
     } catch (const InvalidArgument& e) {
       throw InvalidArgument(fmt::format("{}:{}: {}", path, ln + 1, e.what()));

@@ -9,6 +9,7 @@
 // then holds the PTX (and a cubin where ptxas is installed), the parameters, and launch functions
 // that check the shape, pick the kernel and launch it exactly as CompiledGemm::run does.
 #include "export.hpp"
+#include "files.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
@@ -209,6 +210,8 @@ void check_spec(const std::vector<Entry>& entries, const std::string& path) {
 }
 
 std::vector<Entry> read_spec(const std::string& path) {
+  if (std::filesystem::is_directory(path))
+    throw InvalidArgument(fmt::format("the export spec {} is a directory: give the spec file", path));
   std::ifstream in(path);
   if (!in) throw InvalidArgument(fmt::format("cannot read the export spec {}", path));
   std::vector<Entry> entries;
@@ -1140,34 +1143,6 @@ std::string write_header(const ExportFlags& flags, const lower::Target& target, 
   return out;
 }
 
-// Written beside the target, flushed to disk and renamed over it: a reader (or a crash) sees the old
-// header or the new one, never half of one.
-void write_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) throw Error(fmt::format("cannot create the folder of {}: {}", path, ec.message()));
-  const std::string temporary = fmt::format("{}.tmp.{}", path, ::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error(fmt::format("cannot write {}: {}", temporary, std::strerror(errno)));
-  size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    written += static_cast<size_t>(n);
-  }
-  const bool ok = written == text.size() && ::fsync(fd) == 0;
-  const std::string why = ok ? "" : std::strerror(errno);
-  ::close(fd);
-  if (ok) fs::rename(temporary, target, ec);
-  if (!ok || ec) {
-    fs::remove(temporary, ec);
-    throw Error(fmt::format("cannot write {}: {}", path, ok ? ec.message() : why));
-  }
-}
-
 bool valid_namespace(const std::string& ns) {
   size_t start = 0;
   while (true) {
@@ -1182,6 +1157,7 @@ bool valid_namespace(const std::string& ns) {
 int run_export(const ExportFlags& flags) {
   if (!valid_namespace(flags.name_space))
     throw InvalidArgument(fmt::format("--namespace {}: use C++ identifiers separated by ::, not keywords", flags.name_space));
+  check_output_path(flags.out);  // before minutes of compiling
   const std::vector<Entry> entries = read_spec(flags.spec);
 
   Chooser chooser{flags, {}, flags.device};
@@ -1234,7 +1210,7 @@ int run_export(const ExportFlags& flags) {
   for (auto& c : compiling) c.get();
 
   const std::string header = write_header(flags, target, kernels, functions);
-  write_atomically(flags.out, header);
+  write_file_atomically(flags.out, header);
   fmt::print("wrote {}: {} functions, {} kernels for {} ({}), {} kB\n", flags.out, functions.size(), kernels.size(),
              target.name(), cubin ? "cubin and PTX" : "PTX only", header.size() / 1024);
   return 0;

@@ -21,7 +21,7 @@ void add_extend_command(CLI::App& app, int& exit_code) {
   auto* extend = app.add_subcommand(
       "extend", "rewrite a model trained by an earlier version for this version's features: the features it lacks get "
                 "zero weights, so it predicts what it did before (train it again to use them)");
-  extend->add_option("--model", flags->model, "model file to read")->required();
+  extend->add_option("--model", flags->model, "model file to read")->required()->check(CLI::ExistingFile);
   extend->add_option("--out", flags->out, "model file to write (may be the same)")->required();
   extend->add_flag("--unvaried", flags->unvaried,
                    "also zero the weights of the features that none of the model's training rows varies (read "

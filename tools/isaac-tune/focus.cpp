@@ -287,12 +287,17 @@ int run_focus(const FocusFlags& f) {
         throw Error("the CUDA context was lost: " + reason);
       }
     }
-    std::fflush(out);
+    // A full disk shows here: stop rather than time kernels whose rows are lost.
+    if (std::fflush(out) != 0 || std::ferror(out)) {
+      std::fclose(out);
+      throw Error(fmt::format("writing {} failed (is the disk full?); its last rows may be incomplete", f.out));
+    }
     fmt::print(stderr, "\r  {} shapes, {} kernels timed ({:.1f}/s), {} failed, {:.0f} s of {:.0f}   ", shapes, timed,
                double(timed) / elapsed(), failed, elapsed(), f.seconds);
   }
   for (auto& p : pending) p.wait();
-  std::fclose(out);
+  if (std::fclose(out) != 0)
+    throw Error(fmt::format("writing {} failed (is the disk full?); its last rows may be incomplete", f.out));
   fmt::print(stderr, "\nisaac-tune focus: {} kernels timed on {} shapes, {} failed, in {:.0f} s; wrote {}\n", timed,
              shapes, failed, elapsed(), f.out);
   return 0;
@@ -306,7 +311,8 @@ void add_focus_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--template", flags->template_name, "gemm or conv (CONV: drawn uniformly where no CONV model exists)")
       ->capture_default_str();
   cmd->add_option("--out", flags->out, "CSV to write (a new file)")->required();
-  cmd->add_option("--model", flags->model_path, "model file (default: the user's or the shipped model per dtype)");
+  cmd->add_option("--model", flags->model_path, "model file (default: the user's or the shipped model per dtype)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--dtypes", flags->dtypes, "comma-separated dtypes")->capture_default_str();
   cmd->add_option("--seconds", flags->seconds, "time budget")->capture_default_str();
   cmd->add_option("--per-shape", flags->per_shape, "sets timed per random input")->capture_default_str();

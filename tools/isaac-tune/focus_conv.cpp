@@ -240,12 +240,17 @@ int run_conv_focus(const ConvFocusFlags& f) {
         throw Error("the CUDA context was lost: " + reason);
       }
     }
-    std::fflush(out);
+    // A full disk shows here: stop rather than time kernels whose rows are lost.
+    if (std::fflush(out) != 0 || std::ferror(out)) {
+      std::fclose(out);
+      throw Error(fmt::format("writing {} failed (is the disk full?); its last rows may be incomplete", f.out));
+    }
     fmt::print(stderr, "\r  {} convolutions, {} kernels timed ({:.1f}/s), {} failed, {:.0f} s of {:.0f}   ", shapes,
                timed, double(timed) / elapsed(), failed, elapsed(), f.seconds);
   }
   for (auto& p : pending) p.wait();
-  std::fclose(out);
+  if (std::fclose(out) != 0)
+    throw Error(fmt::format("writing {} failed (is the disk full?); its last rows may be incomplete", f.out));
   fmt::print(stderr, "\nisaac-tune focus --template conv: {} kernels timed on {} convolutions, {} failed, in {:.0f} s; "
                      "wrote {}\n",
              timed, shapes, failed, elapsed(), f.out);

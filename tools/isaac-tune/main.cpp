@@ -12,6 +12,7 @@
 #include "export.hpp"
 #include "cache.hpp"
 #include "extend.hpp"
+#include "files.hpp"
 #include "focus.hpp"
 #include "search.hpp"
 
@@ -26,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -33,6 +35,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 using namespace isaac;
 using namespace isaac::tune::cli;
@@ -61,6 +64,64 @@ void add_train_flags(CLI::App* app, TrainFlags& f) {
                   "blocks on that many sm_90 SMs")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
+}
+
+// The training options as tune::train takes them, checked before any data is read.
+void check_train_flags(const TrainFlags& f) {
+  if (!(f.learning_rate > 0) || !std::isfinite(f.learning_rate))
+    throw InvalidArgument(fmt::format("--lr {}: the learning rate must be a finite number above 0, e.g. 1e-3",
+                                      f.learning_rate));
+  if (!(f.lr_decay > 0 && f.lr_decay <= 1))
+    throw InvalidArgument(fmt::format("--lr-decay {}: the factor must be above 0 and at most 1 (1: no decay)",
+                                      f.lr_decay));
+  if (f.epochs < 0) throw InvalidArgument(fmt::format("--epochs {}: 0 or more", f.epochs));
+  if (f.batch_size < 1) throw InvalidArgument(fmt::format("--batch {}: at least 1", f.batch_size));
+}
+
+// What every model loader accepts (lib/tune/model_file.cpp): at most 1024 networks in an ensemble, and
+// merged layers of at most 2^20 units. Beyond that, a network's hidden layer is kept to 4096 units and
+// the written model to 2^27 weights (1 GiB as doubles), so that a typo is refused here rather than
+// ending in an allocation failure, or in a file that no loader takes.
+constexpr int max_ensemble = 1024;
+constexpr long max_merged_units = 1L << 20;
+constexpr int max_hidden_units = 4096;
+constexpr double max_model_weights = double(1L << 27);
+
+// The hidden layers of `option` (--hidden, or one architecture of --architectures) for an ensemble of
+// `members` networks.
+std::vector<int> parse_architecture(const std::string& text, const char* option, int members) {
+  std::vector<int> hidden;
+  try {
+    hidden = tune::parse_hidden(text);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("{}: {}", option, e.what()));
+  }
+  for (int units : hidden) {
+    if (units > max_hidden_units)
+      throw InvalidArgument(fmt::format("{} \"{}\": a hidden layer of {} units; at most {} per layer", option, text,
+                                        units, max_hidden_units));
+    if (long(units) * members > max_merged_units)
+      throw InvalidArgument(fmt::format("{} \"{}\" with --ensemble {}: the merged layer of {} units exceeds the {} "
+                                        "that model files hold; use fewer units or networks",
+                                        option, text, members, long(units) * members, max_merged_units));
+  }
+  return hidden;
+}
+
+// Weights of `members` networks of `hidden` layers on `inputs` features, merged into one (each merged
+// layer is dense: tune/ensemble.hpp); refused above max_model_weights.
+void check_model_size(int inputs, const std::vector<int>& hidden, int members, const char* option) {
+  double weights = 0, width = inputs;
+  for (int units : hidden) {
+    weights += width * units * members;
+    width = double(units) * members;
+  }
+  weights += width;
+  if (weights > max_model_weights)
+    throw InvalidArgument(fmt::format("{} {}{}: {:.0f} weights on {} features; a model holds at most {:.0f}", option,
+                                      tune::hidden_to_string(hidden),
+                                      members > 1 ? fmt::format(" x {} networks", members) : std::string{}, weights,
+                                      inputs, max_model_weights));
 }
 
 tune::TrainOptions options_of(const TrainFlags& f, int epochs) {
@@ -166,11 +227,17 @@ void print_loaded(const std::string& data_path, const Dataset& data) {
 // written as one (tune/ensemble.hpp).
 int cmd_train(const std::string& data_path, const std::string& hidden_text, const TrainFlags& f, int ensemble,
               const std::string& out, const std::string& device, int compute_capability, const std::string& dtype) {
-  if (ensemble < 1) throw InvalidArgument(fmt::format("--ensemble {}: it needs at least one network", ensemble));
+  if (ensemble < 1 || ensemble > max_ensemble)
+    throw InvalidArgument(fmt::format("--ensemble {}: from 1 to {} networks", ensemble, max_ensemble));
+  if (compute_capability < 0)
+    throw InvalidArgument(fmt::format("--compute-capability {}: 0 (unknown) or the GPU's, e.g. 90", compute_capability));
+  check_train_flags(f);
+  check_output_path(out);
+  const auto hidden = parse_architecture(hidden_text, "--hidden", ensemble);
+  if (ensemble > 1 && hidden.empty()) throw InvalidArgument("--ensemble needs hidden layers (--hidden)");
   const Dataset data = load_dataset(data_path, dtype, f.sm_count);
   print_loaded(data_path, data);
-  const auto hidden = tune::parse_hidden(hidden_text);
-  if (ensemble > 1 && hidden.empty()) throw InvalidArgument("--ensemble needs hidden layers (--hidden)");
+  check_model_size(data.samples.features, hidden, ensemble, "--hidden");
   tune::Model model;
   model.device = device;
   model.compute_capability = compute_capability;
@@ -204,19 +271,18 @@ int cmd_train(const std::string& data_path, const std::string& hidden_text, cons
 // One line per measured row: its job, the tiling of its set (tune/spread.hpp; split = KG or CG), and
 // the measured and predicted TFLOP/s, for studying where the model errs.
 void write_predictions(const std::string& path, const Dataset& data, const std::vector<double>& pred) {
-  std::ofstream out(path);
-  if (!out) throw InvalidArgument(fmt::format("--predictions {}: cannot write the file", path));
-  out << "job,tile_m,tile_n,thread_m,thread_n,u,split,tc,measured_tflops,predicted_tflops\n";
+  std::string text = "job,tile_m,tile_n,thread_m,thread_n,u,split,tc,measured_tflops,predicted_tflops\n";
   for (size_t i = 0; i < data.rows.size(); ++i) {
     const Row& r = data.rows[i];
     const tune::Tiling& t = r.tiling;
-    out << fmt::format("\"{}\",{},{},{},{},{},{},{},{:.4f},{:.4f}\n", r.job, t[0], t[1], t[2], t[3], t[4], t[5], t[6],
-                       r.tflops, std::exp(pred[i]));
+    text += fmt::format("\"{}\",{},{},{},{},{},{},{},{:.4f},{:.4f}\n", r.job, t[0], t[1], t[2], t[3], t[4], t[5], t[6],
+                        r.tflops, std::exp(pred[i]));
   }
-  if (!out) throw InvalidArgument(fmt::format("--predictions {}: writing failed", path));
+  write_file_atomically(path, text);
 }
 
 int cmd_eval(const std::string& data_path, const std::string& model_path, bool table, const std::string& predictions) {
+  if (!predictions.empty()) check_output_path(predictions);
   const tune::Model model = tune::load_model(model_path);
   const Dataset data = load_dataset(data_path, model.dtype);
   if (model.template_name != data.template_name)
@@ -243,8 +309,27 @@ std::vector<std::vector<int>> parse_architectures(const std::string& text) {
   size_t pos = 0;
   while (pos <= text.size()) {
     const size_t semi = std::min(text.find(';', pos), text.size());
-    out.push_back(tune::parse_hidden(text.substr(pos, semi - pos)));
+    out.push_back(parse_architecture(text.substr(pos, semi - pos), "--architectures", 1));
     pos = semi + 1;
+  }
+  return out;
+}
+
+// --sizes: training set sizes, e.g. 250,500,1000.
+std::vector<size_t> parse_sizes(const std::string& text) {
+  std::vector<size_t> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    size_t value = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc{} || end != item.data() + item.size() || value == 0)
+      throw InvalidArgument(fmt::format("--sizes \"{}\": \"{}\" is not a positive number of training rows (write e.g. "
+                                        "250,500,1000)",
+                                        text, item));
+    out.push_back(value);
+    pos = comma + 1;
   }
   return out;
 }
@@ -274,16 +359,35 @@ std::vector<int> assign_folds(const Dataset& data, int folds, const std::string&
 int cmd_cv(const std::string& data_path, const std::string& dtype, const std::string& arch_text, int folds,
            const std::string& split, const std::string& sizes_text, const TrainFlags& f, const std::string& csv_path,
            bool table) {
+  if (folds < 2) throw InvalidArgument(fmt::format("--folds {}: at least 2", folds));
+  if (split != "rows" && split != "jobs") throw InvalidArgument(fmt::format("--split {}: use rows or jobs", split));
+  check_train_flags(f);
+  const auto archs = parse_architectures(arch_text);
+  const std::vector<size_t> sizes = sizes_text.empty() ? std::vector<size_t>{} : parse_sizes(sizes_text);
+  if (!csv_path.empty()) check_output_path(csv_path);
   const Dataset data = load_dataset(data_path, dtype, f.sm_count);
   print_loaded(data_path, data);
-  if (folds < 2) throw InvalidArgument(fmt::format("--folds {}: at least 2", folds));
-  const auto archs = parse_architectures(arch_text);
+  for (const auto& hidden : archs) check_model_size(data.samples.features, hidden, 1, "--architectures");
+  // An empty fold would be averaged in as a test MSE of 0.
+  const size_t units = split == "jobs" ? data.jobs().size() : data.rows.size();
+  if (size_t(folds) > units)
+    throw InvalidArgument(fmt::format("--folds {}: {} holds {} {}{} and each fold needs at least one: {}", folds,
+                                      data_path, units, split == "jobs" ? "job" : "row", units == 1 ? "," : "s,",
+                                      units < 2 ? "cross-validation needs more data"
+                                                : fmt::format("give --folds {} or fewer", units)));
   const auto fold = assign_folds(data, folds, split, f.seed);
+  // Rows are written as each fold ends, so that a long run leaves its results so far; each write is
+  // checked, so that a full disk fails the run instead of leaving a short file behind.
   std::ofstream csv;
   if (!csv_path.empty()) {
     csv.open(csv_path);
-    if (!csv) throw InvalidArgument("cannot write " + csv_path);
+    if (!csv) throw Error(fmt::format("--csv {}: cannot write the file", csv_path));
   }
+  auto write_csv = [&](const std::string& text) {
+    if (!csv.is_open()) return;
+    csv << text << std::flush;
+    if (!csv) throw Error(fmt::format("--csv {}: writing failed (is the disk full?); the file is incomplete", csv_path));
+  };
   auto rows_where = [&](auto pred) {
     std::vector<size_t> out;
     for (size_t i = 0; i < data.rows.size(); ++i)
@@ -292,7 +396,7 @@ int cmd_cv(const std::string& data_path, const std::string& dtype, const std::st
   };
 
   if (sizes_text.empty()) {  // Table 2: k-fold MSE per architecture
-    if (csv) csv << "architecture,parameters,fold,train_rows,test_rows,train_mse,test_mse,seconds\n";
+    write_csv("architecture,parameters,fold,train_rows,test_rows,train_mse,test_mse,seconds\n");
     fmt::print("{}-fold cross-validation ({} split), {} epochs, batch {}, lr {}: MSE of log(TFLOP/s)\n\n", folds, split,
                f.epochs, f.batch_size, f.learning_rate);
     fmt::print("| hidden layers | weights | train MSE | test MSE (mean ± sd over folds) | train time/fold |\n");
@@ -320,10 +424,8 @@ int cmd_cv(const std::string& data_path, const std::string& dtype, const std::st
           all_test.insert(all_test.end(), te.begin(), te.end());
           all_pred.insert(all_pred.end(), pred.begin(), pred.end());
         }
-        if (csv)
-          csv << fmt::format("\"{}\",{},{},{},{},{:.6f},{:.6f},{:.2f}\n", tune::hidden_to_string(hidden), weights, k,
-                             tr.size(), te.size(), train_mse.back(), test_mse.back(), s)
-              << std::flush;
+        write_csv(fmt::format("\"{}\",{},{},{},{},{:.6f},{:.6f},{:.2f}\n", tune::hidden_to_string(hidden), weights, k,
+                              tr.size(), te.size(), train_mse.back(), test_mse.back(), s));
       }
       const double mean = std::accumulate(test_mse.begin(), test_mse.end(), 0.0) / folds;
       double var = 0;
@@ -342,14 +444,12 @@ int cmd_cv(const std::string& data_path, const std::string& dtype, const std::st
   }
 
   // Figure 5: one fold held out, models trained on growing subsets of the others.
-  std::vector<size_t> sizes;
-  for (int s : tune::parse_hidden(sizes_text)) sizes.push_back(size_t(s));
   const auto te = rows_where([&](size_t i) { return fold[i] == 0; });
   auto rest = rows_where([&](size_t i) { return fold[i] != 0; });
   std::mt19937_64 rng(f.seed + 1);
   for (size_t i = rest.size(); i > 1; --i) std::swap(rest[i - 1], rest[rng() % i]);
   const auto test_set = data.samples.subset(te);
-  if (csv) csv << "architecture,train_rows,test_rows,epochs,train_mse,test_mse,seconds\n";
+  write_csv("architecture,train_rows,test_rows,epochs,train_mse,test_mse,seconds\n");
   fmt::print("MSE of log(TFLOP/s) on {} held-out rows ({} split) against training rows; the number of gradient steps is "
              "kept near that of {} epochs over all {} training rows (at most 20x the epochs)\n\n",
              te.size(), split, f.epochs, rest.size());
@@ -366,10 +466,8 @@ int cmd_cv(const std::string& data_path, const std::string& dtype, const std::st
       const double train = tune::mse(mlp, train_set), test = tune::mse(mlp, test_set);
       fmt::print("| {} | {} | {} | {:.4f} | {:.4f} |\n", tune::hidden_to_string(hidden), size, epochs, train, test);
       std::fflush(stdout);
-      if (csv)
-        csv << fmt::format("\"{}\",{},{},{},{:.6f},{:.6f},{:.2f}\n", tune::hidden_to_string(hidden), size, te.size(), epochs,
-                           train, test, s)
-            << std::flush;
+      write_csv(fmt::format("\"{}\",{},{},{},{:.6f},{:.6f},{:.2f}\n", tune::hidden_to_string(hidden), size, te.size(),
+                            epochs, train, test, s));
     }
   return 0;
 }
@@ -399,7 +497,7 @@ int main(int argc, char** argv) {
 
   auto* eval = app.add_subcommand("eval", "MSE of a model on a dataset and how it ranks each job's parameter sets");
   eval->add_option("--data", data_path, "dataset CSV (.xz read through xz -dc)")->required();
-  eval->add_option("--model", model_path, "model file")->required();
+  eval->add_option("--model", model_path, "model file")->required()->check(CLI::ExistingFile);
   eval->add_flag("--table", table, "print the per-job ranking table (markdown)");
   std::string predictions;
   eval->add_option("--predictions", predictions, "also write each row's measured and predicted TFLOP/s to this CSV");
@@ -429,7 +527,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const isaac::Error& e) {
+  } catch (const std::exception& e) {  // isaac::Error, and whatever the standard library throws
     fmt::print(stderr, "isaac-tune: {}\n", e.what());
     return 1;
   }
@@ -440,7 +538,7 @@ int main(int argc, char** argv) {
     if (*train) return cmd_train(data_path, hidden, flags, ensemble, out, device, compute_capability, dtype);
     if (*eval) return cmd_eval(data_path, model_path, table, predictions);
     if (*cv) return cmd_cv(data_path, dtype, arch, folds, split, sizes, flags, csv_path, table);
-  } catch (const isaac::Error& e) {
+  } catch (const std::exception& e) {  // isaac::Error, and whatever the standard library throws
     fmt::print(stderr, "isaac-tune: {}\n", e.what());
     return 1;
   }

@@ -8,6 +8,7 @@
 //   isaac-tune sampler [--dtypes f32,f16,f64] [--shapes 100] [--per-shape 8] [--warmup 100] [--alpha 1]
 #include "collect.hpp"
 #include "collect_plan.hpp"
+#include "target_option.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/tune/sampler.hpp>
@@ -66,7 +67,7 @@ int run_sampler_report(const SamplerFlags& f) {
     throw InvalidArgument("--shapes, --per-shape and --uniform-proposals must be >= 1, --warmup >= 0");
   const auto dtypes = parse_dtype_list(f.dtypes);
   lower::DeviceLimits device;
-  device.sm = f.sm;
+  device.sm = target_option(f.sm, "--sm").sm;
   fmt::print("GEMM sampler acceptance (legal sets / proposals), alpha {}, {} random inputs per dtype x {} sets, the "
              "first {} sets of each dtype not counted; uniform: {} proposals per input; H100 limits (sm_{})\n\n",
              f.alpha, f.shapes, f.per_shape, f.warmup, f.uniform, f.sm);

@@ -1,4 +1,5 @@
 #include "search.hpp"
+#include "target_option.hpp"
 
 #include <isaac/error.hpp>
 #include <isaac/gemm.hpp>
@@ -232,6 +233,7 @@ int run_conv_search(const SearchFlags& f) {
 }
 
 int run_search(const SearchFlags& f) {
+  target_option(f.compute_capability, "--compute-capability");
   if (f.top < 1) throw InvalidArgument(fmt::format("--top {}: at least 1", f.top));
   for (std::int64_t size : f.sizes)
     if (size < 1) throw InvalidArgument(fmt::format("size {}: every size must be at least 1", size));
@@ -262,7 +264,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--stride", flags->stride, "CONV: stride")->capture_default_str();
   cmd->add_option("--pad", flags->pad, "CONV: padding")->capture_default_str();
   cmd->add_option("--dilation", flags->dilation, "CONV: dilation")->capture_default_str();
-  cmd->add_option("--model", flags->model_path, "model file (default: the user's or the shipped model)");
+  cmd->add_option("--model", flags->model_path, "model file (default: the user's or the shipped model)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--device", flags->device, "the device to pick a model for, without --gpu")->capture_default_str();
   cmd->add_option("--compute-capability", flags->compute_capability, "e.g. 90, without --gpu")->capture_default_str();
   cmd->add_option("--top", flags->top, "how many of the best to list (with --gpu: to re-benchmark)")

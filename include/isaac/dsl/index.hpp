@@ -4,10 +4,13 @@
 // An index is a type, Index<'m'>, so the DSL knows at compile time which indices every expression
 // involves (as a hana::set of their names) and turns misuse into a readable static_assert. The
 // coefficients and constants are ordinary runtime integers carried in an ir::Affine.
+#include <isaac/error.hpp>
 #include <isaac/ir/expr.hpp>
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -89,10 +92,23 @@ constexpr auto indices_of() {
   else return hana::make_set();
 }
 
+// An integer of a coordinate as int64. An unsigned one beyond int64 would wrap into a different
+// (negative) coordinate, so it is refused; the affine arithmetic refuses overflow likewise.
+template <std::integral I>
+std::int64_t coordinate_integer(I value) {
+  if constexpr (std::is_unsigned_v<I> && sizeof(I) >= sizeof(std::int64_t)) {
+    constexpr auto largest = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (value > largest)
+      throw InvalidArgument("the integer " + std::to_string(value) + " in a coordinate is beyond " +
+                            std::to_string(largest) + ", the largest coefficient or constant");
+  }
+  return static_cast<std::int64_t>(value);
+}
+
 template <Coordinate C>
 ir::Affine to_affine(const C& coordinate) {
   if constexpr (IndexExpression<C>) return coordinate.affine();
-  else return ir::constant_coordinate(static_cast<std::int64_t>(coordinate));
+  else return ir::constant_coordinate(coordinate_integer(coordinate));
 }
 
 template <class Set>
@@ -119,12 +135,12 @@ auto operator-(const A& a) {
 
 template <std::integral Factor, IndexExpression A>
 auto operator*(Factor factor, const A& a) {
-  return make_affine(indices_of<A>(), static_cast<std::int64_t>(factor) * to_affine(a));
+  return make_affine(indices_of<A>(), coordinate_integer(factor) * to_affine(a));
 }
 
 template <IndexExpression A, std::integral Factor>
 auto operator*(const A& a, Factor factor) {
-  return make_affine(indices_of<A>(), static_cast<std::int64_t>(factor) * to_affine(a));
+  return make_affine(indices_of<A>(), coordinate_integer(factor) * to_affine(a));
 }
 
 template <IndexExpression A, IndexExpression B>

@@ -39,7 +39,9 @@ bool is_bound(const Tensor& t);
 struct Span {
   std::int64_t begin = 0, end = 0;
 };
+// Throws InvalidArgument when the span is beyond 64-bit offsets (verify() rejects such tensors).
 Span span_of(const Tensor& t);
+// Dense strides; throw InvalidArgument when a stride is beyond int64.
 std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& shape);
 std::vector<std::int64_t> column_major_strides(const std::vector<std::int64_t>& shape);
 // The largest power of two, at most 16, dividing `address` (16 for address 0).

@@ -41,6 +41,7 @@ struct Conv {
 struct ImplicitGemm {
   std::int64_t m = 0, n = 0, k = 0;  // N*P*Q, K, C*R*S
 };
+// Throws InvalidArgument when N*P*Q or C*R*S is beyond int64.
 ImplicitGemm implicit_gemm(const Conv& conv);
 
 std::string_view name(ImageLayout layout);   // "NCHW", "CHWN", "NHWC"
@@ -48,14 +49,19 @@ std::string_view name(FilterLayout layout);  // "KCRS", "CRSK", "KRSC"
 ImageLayout parse_image_layout(std::string_view text);    // either case; throws InvalidArgument
 FilterLayout parse_filter_layout(std::string_view text);
 
-// The usual output size: (in + 2 * pad - dilation * (filter - 1) - 1) / stride + 1.
+// The usual output size: (in + 2 * pad - dilation * (filter - 1) - 1) / stride + 1. Throws
+// InvalidArgument unless in, filter, stride and dilation are at least 1, pad at least 0, and the
+// dilated filter fits the padded input (an output of at least 1).
 std::int64_t output_size(std::int64_t in, std::int64_t filter, std::int64_t stride, std::int64_t pad,
                          std::int64_t dilation);
 // Dense strides, in logical order, of a tensor of the given logical extents stored in `layout`.
+// Throws InvalidArgument when a stride is beyond int64.
 std::array<std::int64_t, 4> dense_strides(ImageLayout layout, std::array<std::int64_t, 4> nchw);
 std::array<std::int64_t, 4> dense_strides(FilterLayout layout, std::array<std::int64_t, 4> kcrs);
 
-// A convolution with P and Q from output_size(), dense tensors and 16-byte aligned operands.
+// A convolution with P and Q from output_size(), dense tensors and 16-byte aligned operands. Throws
+// InvalidArgument as output_size() does, for a size below 1, and when a tensor's element count or
+// the implicit GEMM's sizes are beyond int64.
 Conv dense_conv(DType dtype, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t k,
                 std::int64_t r, std::int64_t s, std::int64_t stride = 1, std::int64_t pad = 0,
                 std::int64_t dilation = 1, ImageLayout image_layout = ImageLayout::nchw,

@@ -10,5 +10,8 @@ enum class DType { f16, bf16, f32, f64 };
 std::size_t size_of(DType t);
 std::string_view name(DType t);             // "f16", "bf16", "f32", "f64"
 DType parse_dtype(std::string_view text);   // throws InvalidArgument listing the allowed names
+// f16 and bf16: the tensor-core kernels treat both as 16-bit words and differ only in the instruction
+// types and the conversions.
+constexpr bool is_16_bit(DType t) { return t == DType::f16 || t == DType::bf16; }
 
 }  // namespace isaac::ir

@@ -23,9 +23,12 @@ struct Affine {
 
 Affine index_coordinate(std::string index);   // the coordinate `index`
 Affine constant_coordinate(std::int64_t value);
+// The arithmetic throws InvalidArgument when a coefficient or the constant would leave int64.
 Affine operator+(const Affine& a, const Affine& b);
 Affine operator-(const Affine& a, const Affine& b);
 Affine operator*(std::int64_t factor, const Affine& a);
+Affine& operator+=(Affine& a, const Affine& b);  // leaves `a` unchanged when it throws
+Affine& operator-=(Affine& a, const Affine& b);
 // True for a coordinate that is exactly one index (coefficient 1, constant 0).
 bool is_plain_index(const Affine& a);
 

@@ -32,7 +32,8 @@ struct Gemm {
 
 // "f32 NT m=2560 n=16 k=2560 lda=... batch=1": for logs, cache keys and error messages.
 std::string to_string(const Gemm& g);
-// A dense GEMM with minimal leading dimensions and 16-byte aligned operands.
+// A dense GEMM with minimal leading dimensions and 16-byte aligned operands. Throws InvalidArgument
+// when a matrix's element count is beyond int64.
 Gemm dense_gemm(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k, bool a_trans, bool b_trans,
                 std::int64_t batch = 1);
 

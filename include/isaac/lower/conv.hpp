@@ -82,6 +82,9 @@ bool conv_filter_k_contiguous(const ir::Conv& conv);
 Legality check_conv(const ir::Conv& problem, const ConvParams& p, const ConvEpilogue& epilogue = {},
                     const DeviceLimits& device = {});
 // check_conv's verdict without the reason (what the searches call, a million times per problem).
+// The part of check_conv that no parameter set changes (sizes, padding, the output's strides, the
+// dtype). Where it says no, no set is legal; the searches say why with it.
+Legality check_conv_problem(const ir::Conv& problem, const DeviceLimits& device = {});
 bool conv_legal(const ir::Conv& problem, const ConvParams& p, const ConvEpilogue& epilogue = {},
                 const DeviceLimits& device = {});
 // The parameters alone, for a dtype and the two contiguity choices above.

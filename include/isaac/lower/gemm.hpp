@@ -79,6 +79,9 @@ struct Legality {
 // Checks the parameters alone, against the problem (sizes, alignment, leading dimensions) and
 // against the device (threads, shared memory, estimated registers).
 Legality check_gemm(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
+// The part of check_gemm that no parameter set changes: the sizes, leading dimensions and batch strides,
+// and the dtype on this device. Where it says no, no set is legal; the searches say why with it.
+Legality check_gemm_problem(const ir::Gemm& problem, const DeviceLimits& device = {});
 // check_gemm's verdict without the reason (what the searches call, a million times per problem).
 bool gemm_legal(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
 // The same without a problem: whether these parameters can compile at all for this layout/dtype.

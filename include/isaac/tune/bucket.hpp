@@ -23,10 +23,11 @@ struct ConvBuckets {
   int batch_cap = 64;   // images per batch from this many up share a bucket
 };
 
-// The smallest power of two >= v (v >= 1).
+// The smallest power of two >= v, for 1 <= v <= 2^62; throws InvalidArgument otherwise.
 std::int64_t round_up_power_of_two(std::int64_t v);
 
 // "gemm M<=512 N<=16 K<=4096 batch=1 tile64=no": the layout and dtype are in the key's other fields.
+// A size of 0 (K = 0) keys as "K=0", a bucket of its own.
 std::string gemm_bucket(const ir::Gemm& problem, const GemmBuckets& rules = {});
 std::string conv_bucket(const ir::Conv& problem, const ConvBuckets& rules = {});
 

@@ -7,6 +7,8 @@
 // Key: the device (name, compute capability, SM count), the driver version, isaac's version, the
 // template, the dtype, the layout, and the shape (exact, or a bucket of shapes). Value: the
 // parameters (the template's text form), the measured time, how they were chosen, and when.
+#include <isaac/error.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,10 +33,19 @@ struct Decision {
   std::string created;  // UTC, ISO 8601; set by store() when empty
 };
 
+// The file is not a tuning database that this isaac can use: not SQLite, damaged, or with a
+// "decisions" table of another form. Its message names the file and says to delete it (it holds only
+// decisions that tuning makes again).
+struct DamagedDatabase : Error {
+  using Error::Error;
+};
+
 class TuningDatabase {
  public:
-  // Opens (creating it and its folder if needed) the database at `path`. Throws isaac::Error naming
-  // the file and SQLite's message when it cannot, or when the file is not a tuning database.
+  // Opens (creating it and its folder if needed) the database at `path`. Throws DamagedDatabase when
+  // the file is not a tuning database, isaac::Error naming the file and SQLite's message when it
+  // cannot open it for another reason. find, store, list and erase_all throw DamagedDatabase too when
+  // they meet a damaged page.
   explicit TuningDatabase(const std::string& path);
   TuningDatabase(TuningDatabase&&) noexcept;
   TuningDatabase& operator=(TuningDatabase&&) noexcept;
@@ -42,6 +53,8 @@ class TuningDatabase {
 
   std::optional<Decision> find(const DecisionKey& key) const;
   void store(const DecisionKey& key, Decision decision);  // replaces an earlier decision for the key
+  // Stores every decision or, when one fails, none: one transaction.
+  void store_all(const std::vector<std::pair<DecisionKey, Decision>>& decisions);
   std::vector<std::pair<DecisionKey, Decision>> list() const;
   std::size_t erase_all();  // returns how many decisions there were
   const std::string& path() const { return path_; }

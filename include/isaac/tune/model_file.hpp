@@ -6,12 +6,14 @@
 // model.
 //
 // {"format": "isaac-model", "version": 1, "template": "gemm", "device": "NVIDIA H200",
-//  "compute_capability": 90, "dtype": "f32" (both optional),
+//  "compute_capability": 90 (0 to 999), "dtype": "f32" (a dtype name, or "" for all; both optional),
 //  "target": "log_tflops", "features": [...], "layer_sizes": [31, 64, 64, 1],
 //  "ensemble": 1 (optional: networks side by side in the layers, ensemble.hpp),
 //  "normalisation": {"feature_mean": [...], "feature_scale": [...], "target_mean": m, "target_scale": s},
 //  "layers": [{"weights": [[row], ...], "bias": [...]}, ...],
 //  "training": {"mse": x, "rows": n, "epochs": e, "batch_size": b, "learning_rate": r, "seed": s, "data": "..."}}
+// (training optional, and each of its fields). Any JSON error, however deep, is an InvalidArgument
+// naming the origin; the layer arrays are checked against layer_sizes before anything is allocated.
 #include <isaac/tune/mlp.hpp>
 
 #include <cstdint>
@@ -22,6 +24,8 @@
 namespace isaac::tune {
 
 inline constexpr int model_format_version = 1;
+// What every model predicts, and the only "target" loading accepts: search ranks by it.
+inline constexpr std::string_view model_target = "log_tflops";
 
 struct TrainingInfo {
   double mse = 0;  // on the training set, target units
@@ -37,7 +41,7 @@ struct Model {
   std::string device;                  // the GPU the data was measured on
   int compute_capability = 0;          // of that GPU (90 for sm_90); 0 when unknown
   std::string dtype;                   // the dtype of the training data ("f32"); empty for any
-  std::string target = "log_tflops";   // what the network predicts: natural log of TFLOP/s
+  std::string target{model_target};   // what the network predicts: natural log of TFLOP/s
   std::vector<std::string> features;   // names, one per input
   Mlp mlp;
   int ensemble = 1;                    // networks side by side in mlp (ensemble.hpp)
