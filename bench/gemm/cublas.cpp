@@ -37,6 +37,8 @@ Types types_of(ir::DType d) {
       return {CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F};  // no TF32: not _FAST_TF32
     case ir::DType::f16:
       return {CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F};  // f32 accumulation
+    case ir::DType::bf16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
     case ir::DType::f64:
       return {CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F};
     default:

@@ -1,5 +1,5 @@
 #pragma once
-// IEEE binary16 <-> float on the host, round to nearest even (the operands of f16 GEMMs are drawn as
+// IEEE binary16 and bfloat16 <-> float on the host, round to nearest even (the operands of f16 GEMMs are drawn as
 // floats, rounded to half, and the reference uses exactly the rounded values).
 #include <bit>
 #include <cstdint>
@@ -49,5 +49,14 @@ inline float half_to_float(std::uint16_t h) {
   }
   return std::bit_cast<float>(x);
 }
+
+// bfloat16: a float's upper half, rounded to nearest even (NaN stays NaN).
+inline std::uint16_t float_to_bfloat16(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
+  return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+inline float bfloat16_to_float(std::uint16_t h) { return std::bit_cast<float>(std::uint32_t(h) << 16); }
 
 }  // namespace isaac::bench

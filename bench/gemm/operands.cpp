@@ -33,6 +33,8 @@ double tolerance_for(ir::DType dtype, std::int64_t k, bool acc32, int output_rou
     case ir::DType::f16:
       // The output is rounded to f16 (relative 2^-11 at most per element) on top of the accumulation.
       return (acc32 ? 10 * 0x1p-24 * sqrt_k : 3 * 0x1p-11 * sqrt_k) + 2 * 0x1p-11 * rounds;
+    case ir::DType::bf16:  // f32 accumulation, the output rounded to bf16 (2^-8)
+      return 10 * 0x1p-24 * sqrt_k + 2 * 0x1p-8 * rounds;
     default:
       break;
   }
@@ -84,6 +86,10 @@ void draw_range(ir::DType dtype, std::size_t begin, std::size_t end, std::uint64
       float f = static_cast<float>(v);
       v = f;
       std::memcpy(bytes + i * 4, &f, 4);
+    } else if (dtype == ir::DType::bf16) {
+      std::uint16_t h = float_to_bfloat16(static_cast<float>(v));
+      v = bfloat16_to_float(h);
+      std::memcpy(bytes + i * 2, &h, 2);
     } else {
       std::uint16_t h = float_to_half(static_cast<float>(v));
       v = half_to_float(h);
@@ -96,7 +102,7 @@ void draw_range(ir::DType dtype, std::size_t begin, std::size_t end, std::uint64
 // Values uniform in [-1, 1) rounded to `dtype`: the device bytes and the same values as doubles.
 void draw(ir::DType dtype, std::size_t count, std::uint64_t seed, std::vector<unsigned char>& bytes,
           std::vector<double>& values) {
-  if (dtype != ir::DType::f64 && dtype != ir::DType::f32 && dtype != ir::DType::f16)
+  if (dtype != ir::DType::f64 && dtype != ir::DType::f32 && dtype != ir::DType::f16 && dtype != ir::DType::bf16)
     throw BenchError(fmt::format("cannot draw operands of dtype {}", ir::name(dtype)));
   bytes.assign(count * ir::size_of(dtype), 0);
   values.resize(count);
@@ -194,7 +200,7 @@ CheckResult Operands::check_c(double tolerance, const runtime::Stream& stream) c
     }
     std::uint16_t h;
     std::memcpy(&h, &bytes[i * 2], 2);
-    return double(half_to_float(h));
+    return double(g_.dtype == ir::DType::bf16 ? bfloat16_to_float(h) : half_to_float(h));
   };
   CheckResult r;
   r.tolerance = tolerance;

@@ -65,14 +65,15 @@ struct Shape {
   std::int64_t m, n, k, batch, pad;
 };
 
-std::vector<Case> make_cases(const lower::DeviceLimits& limits) {
+std::vector<Case> make_cases(const lower::DeviceLimits& limits,
+                             std::initializer_list<ir::DType> dtypes = {ir::DType::f32, ir::DType::f64, ir::DType::f16}) {
   std::mt19937_64 rng(20261122);
   const Shape shapes[] = {
       {1, 1, 1, 1, 0},       {37, 53, 61, 1, 0},  {65, 17, 33, 1, 4},    {128, 128, 1, 1, 0},
       {31, 29, 60000, 1, 0}, {257, 129, 97, 1, 0}, {64, 64, 128, 3, 4},   {256, 96, 256, 1, 0},
   };
   std::vector<Case> cases;
-  for (ir::DType t : {ir::DType::f32, ir::DType::f64, ir::DType::f16})
+  for (ir::DType t : dtypes)
     for (int layout = 0; layout < 4; ++layout)
       for (const Shape& s : shapes) {
         bool at = layout & 1, bt = layout & 2;
@@ -95,7 +96,9 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits) {
 
 // Tensor-core (TC=1) f16, f32 (TF32 parts) and f64 kernels: random TC sets of the space for every layout and awkward
 // size, with warp-group (KL) and block (KG) splits where the problem allows them.
-std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
+std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits,
+                                std::initializer_list<ir::DType> dtypes = {ir::DType::f16, ir::DType::f32,
+                                                                           ir::DType::f64}) {
   std::vector<Case> cases;
   if (limits.sm < 80) return cases;
   std::mt19937_64 rng(80);
@@ -103,7 +106,7 @@ std::vector<Case> make_tc_cases(const lower::DeviceLimits& limits) {
       {1, 1, 1, 1, 0},     {37, 53, 61, 1, 0},    {65, 17, 33, 1, 4},   {128, 128, 1, 1, 0},
       {31, 29, 60000, 1, 0}, {257, 129, 97, 1, 0}, {64, 64, 128, 3, 4}, {129, 65, 2053, 1, 0},
   };
-  for (ir::DType t : {ir::DType::f16, ir::DType::f32, ir::DType::f64})
+  for (ir::DType t : dtypes)
   for (int layout = 0; layout < 4; ++layout)
     for (const Shape& s : shapes) {
       bool at = layout & 1, bt = layout & 2;
@@ -608,6 +611,22 @@ TEST_CASE("GEMM TC=2 f32: three TF32 products on wgmma match the float64 referen
     return;
   }
   compile_and_check(make_wgmma_cases(limits, false, ir::DType::f32));
+}
+
+TEST_CASE("GEMM bf16: FMA, mma.sync and wgmma kernels (with cp.async and TMA copies) match the float64 reference") {
+  const auto limits = device_limits(runtime::device_info(0));
+  if (limits.sm < 80) {
+    MESSAGE("skipped: bf16 needs sm_80 or newer, this device is sm_" << limits.sm);
+    return;
+  }
+  std::vector<Case> cases = make_cases(limits, {ir::DType::bf16});
+  for (const std::vector<Case>& more :
+       {make_tc_cases(limits, {ir::DType::bf16}), make_wgmma_cases(limits, false, ir::DType::bf16),
+        make_wgmma_cases(limits, true, ir::DType::bf16)})
+    cases.insert(cases.end(), more.begin(), more.end());
+  CHECK(std::ranges::count_if(cases, [](const Case& c) { return c.params.tc == 2 && c.params.tma; }) >
+        (limits.sm == 90 ? 0 : -1));
+  compile_and_check(cases);
 }
 
 TEST_CASE("GEMM TC=2 TMA=1: f16 wgmma kernels fed by the Tensor Memory Accelerator match the float64 reference") {

@@ -64,7 +64,7 @@ void check(const Program& program, ir::DType dtype, std::int64_t M, std::int64_t
   // The parameters this shape got decide how often partial sums are rounded in C.
   int kg = 1;
   for (const auto& [key, d] : program.decisions()) kg = std::max(kg, d.params.kg);
-  const ir::DType accumulation = dtype == ir::DType::f16 ? ir::DType::f32 : dtype;
+  const ir::DType accumulation = ir::is_16_bit(dtype) ? ir::DType::f32 : dtype;
   int bad = 0;
   std::string first;
   for (std::int64_t i = 0; i < M; ++i)
@@ -89,6 +89,7 @@ TEST_CASE("a compiled DSL GEMM runs in every layout and dtype and matches the fl
   const Program f32 = gemm_program<float>();
   const Program f64 = gemm_program<double>();
   const Program f16 = gemm_program<dsl::half>();
+  const Program bf16 = gemm_program<dsl::bfloat16>();
   struct Shape {
     std::int64_t m, n, k;
   };
@@ -98,8 +99,10 @@ TEST_CASE("a compiled DSL GEMM runs in every layout and dtype and matches the fl
       check(f32, ir::DType::f32, s.m, s.n, s.k, a_row, b_row, c_row, layout % 3 ? 0.5 : 0.0, rng);
       if (layout % 2 == 0) check(f64, ir::DType::f64, s.m, s.n, s.k, a_row, b_row, c_row, 0.25, rng);
       if (layout % 2 == 1) check(f16, ir::DType::f16, s.m, s.n, s.k, a_row, b_row, c_row, 0.0, rng);
+      if (layout % 2 == 1) check(bf16, ir::DType::bf16, s.m, s.n, s.k, a_row, b_row, c_row, layout % 3 ? 0.5 : 0.0, rng);
     }
-  for (const auto& [key, d] : f32.decisions()) MESSAGE(fmt::format("{}: {} by {}", key, d.params.str(), d.how));
+  for (const Program* p : {&f32, &bf16})
+    for (const auto& [key, d] : p->decisions()) MESSAGE(fmt::format("{}: {} by {}", key, d.params.str(), d.how));
 }
 
 TEST_CASE("a Program keeps one decision per shape") {

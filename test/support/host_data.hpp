@@ -3,6 +3,7 @@
 // images, poison, and the error bound a correct kernel must meet.
 #include <isaac/ir/dtype.hpp>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -22,6 +23,14 @@ struct HostArray {
 
   void set(std::size_t i, double v) {
     switch (dtype) {
+      case ir::DType::bf16: {  // the float's upper half, rounded to nearest even
+        const std::uint32_t bits = std::bit_cast<std::uint32_t>(static_cast<float>(v));
+        const std::uint16_t h = std::isnan(v) ? std::uint16_t(0x7fc0)
+                                              : std::uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+        std::memcpy(&bytes[2 * i], &h, 2);
+        values[i] = get(i);
+        break;
+      }
       case ir::DType::f16: {
         _Float16 h = static_cast<_Float16>(v);
         std::memcpy(&bytes[2 * i], &h, 2);
@@ -42,6 +51,11 @@ struct HostArray {
   // Reads element i back from `bytes` (after a download).
   double get(std::size_t i) const {
     switch (dtype) {
+      case ir::DType::bf16: {
+        std::uint16_t h;
+        std::memcpy(&h, &bytes[2 * i], 2);
+        return static_cast<double>(std::bit_cast<float>(std::uint32_t(h) << 16));
+      }
       case ir::DType::f16: {
         _Float16 h;
         std::memcpy(&h, &bytes[2 * i], 2);
