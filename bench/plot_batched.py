@@ -36,9 +36,9 @@ def main(path, out):
                         va="bottom", fontsize=6, rotation=90)
         ax.axhline(1.0, color="black", lw=1)
         ax.set_ylabel("TFLOP/s over cuBLAS's")
-        ax.set_title(f"{dtype}: isaac's tuner on batched GEMMs against cuBLAS ({os.path.basename(path)})", fontsize=10)
+        ax.set_title(f"{dtype}: isaac's tuner against cuBLAS ({os.path.basename(path)})", fontsize=10)
         ax.set_xticks(list(x))
-        ax.set_xticklabels([f"{r['suite']} {r['batch']}x{r['m']}x{r['n']}x{r['k']} "
+        ax.set_xticklabels([f"{r['suite']} {'' if r['batch'] == '1' else r['batch'] + 'x'}{r['m']}x{r['n']}x{r['k']} "
                             f"{'T' if r['at'] == '1' else 'N'}{'T' if r['bt'] == '1' else 'N'}" for r in panel],
                            rotation=30, ha="right", fontsize=7)
         ax.legend(fontsize=8)

@@ -89,6 +89,18 @@ stage_gemm() {
   record gemm "ok: $out_dir/gemm-tuned.csv and .png"
 }
 
+stage_bf16() {
+  stage "bf16: the paper's GEMM problems tuned by isaac (model + top-10) beside cuBLAS (no brute-force sweep in bf16)"
+  mkdir -p "$out_dir"
+  local status=0
+  "$prefix/bin/isaac-bench-gemm" batched --problems bench/problems/gemm_problems.csv --dtypes bf16 \
+    --csv "$out_dir/gemm-bf16.csv" >"$out_dir/gemm-bf16.log" 2>&1 || status=$?
+  sed -n '/^problem  *top1/,$p' "$out_dir/gemm-bf16.log"
+  python3 bench/plot_batched.py "$out_dir/gemm-bf16.csv" "$out_dir/gemm-bf16.png" || true
+  if ((status != 0)); then record bf16 "FAILED (exit $status): see $out_dir/gemm-bf16.log"; failed=1; return; fi
+  record bf16 "ok: $out_dir/gemm-bf16.csv and .png"
+}
+
 stage_conv() {
   stage "conv: the paper's CONV problems tuned by isaac (model + top-10), beside the brute-force best and cuDNN"
   mkdir -p "$out_dir"
@@ -120,6 +132,7 @@ stage_info
 stage_smoke
 if ((has_gpu)); then
   stage_gemm
+  stage_bf16
   stage_conv
 else
   stage_report

@@ -10,7 +10,8 @@ std::size_t size_of(DType t) {
     case DType::f32: return 4;
     case DType::f64: return 8;
   }
-  return 0;
+  // A value cast from an integer outside the enum: every size computed from it would be 0.
+  throw InvalidArgument("not a dtype: " + std::to_string(static_cast<int>(t)) + " (f16, bf16, f32 or f64)");
 }
 
 std::string_view name(DType t) {

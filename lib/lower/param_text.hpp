@@ -51,20 +51,31 @@ constexpr std::array<ParamField<P>, N + M> all_param_fields(const ParamField<P> 
 }
 
 // Fields not named keep their defaults; read(field, number) gives the value to store (and may
-// throw). `what` names the template in the error messages ("GEMM", "CONV").
+// throw). `what` names the template in the error messages ("GEMM", "CONV"). A key given twice, or an
+// empty item (a trailing comma), is refused: which of two values was meant is not for isaac to guess.
 template <class P, class Read>
 P params_from_text(std::string_view text, const char* what, std::span<const ParamField<P>> fields, Read read) {
   P p;
+  std::string seen = ",";
+  const std::string_view whole = text;
   while (!text.empty()) {
     auto comma = text.find(',');
     std::string_view item = text.substr(0, comma);
     text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    if (comma != std::string_view::npos && text.empty()) item = {};  // "ML=64," ends in an empty item
     auto eq = item.find('=');
     if (eq == std::string_view::npos)
-      throw InvalidArgument(fmt::format("malformed {} parameter '{}': expected KEY=VALUE", what, item));
+      throw InvalidArgument(fmt::format("malformed {} parameter '{}' in '{}': expected KEY=VALUE,KEY=VALUE,...", what,
+                                        item, whole));
     std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (seen.find(fmt::format(",{},", key)) != std::string::npos)
+      throw InvalidArgument(fmt::format("{} parameter {} is given twice in '{}'", what, key, whole));
+    seen += fmt::format("{},", key);
     int number = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (ec == std::errc::result_out_of_range)
+      throw InvalidArgument(fmt::format("{} parameter {}={} is out of range: values are 32-bit integers", what, key,
+                                        value));
     if (value.empty() || ec != std::errc{} || end != value.data() + value.size())
       throw InvalidArgument(fmt::format("{} parameter {} has a non-integer value '{}'", what, key, value));
     bool known = false;

@@ -145,7 +145,8 @@ TEST_CASE("malformed GEMM parameter text is rejected with a message that names t
                        InvalidArgument);
   CHECK_THROWS_WITH_AS(parse_gemm_params("ml=64"), doctest::Contains("unknown GEMM parameter 'ml'"), InvalidArgument);
   CHECK_THROWS_WITH_AS(parse_gemm_params("=4"), doctest::Contains("unknown GEMM parameter ''"), InvalidArgument);
-  CHECK_THROWS_WITH_AS(parse_gemm_params("ML=64,NL"), doctest::Contains("malformed GEMM parameter 'NL': expected KEY=VALUE"),
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ML=64,NL"),
+                       doctest::Contains("malformed GEMM parameter 'NL' in 'ML=64,NL': expected KEY=VALUE"),
                        InvalidArgument);
   CHECK_THROWS_WITH_AS(parse_gemm_params("ML=64,,NL=4"), doctest::Contains("malformed GEMM parameter ''"),
                        InvalidArgument);
@@ -156,7 +157,12 @@ TEST_CASE("malformed GEMM parameter text is rejected with a message that names t
   CHECK_THROWS_WITH_AS(parse_gemm_params("NS="), doctest::Contains("GEMM parameter NS has a non-integer value ''"),
                        InvalidArgument);
   CHECK_THROWS_WITH_AS(parse_gemm_params("U=1.5"), doctest::Contains("non-integer value '1.5'"), InvalidArgument);
-  CHECK_THROWS_WITH_AS(parse_gemm_params("KG=99999999999"), doctest::Contains("non-integer value '99999999999'"),
+  CHECK_THROWS_WITH_AS(parse_gemm_params("KG=99999999999"),
+                       doctest::Contains("KG=99999999999 is out of range: values are 32-bit integers"), InvalidArgument);
+  // Which of two values was meant is not for the parser to guess; a trailing comma is a missing item.
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ML=64,NL=32,ML=128"), doctest::Contains("GEMM parameter ML is given twice"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_gemm_params("ML=64,"), doctest::Contains("malformed GEMM parameter '' in 'ML=64,'"),
                        InvalidArgument);
   CHECK_THROWS_WITH_AS(parse_gemm_params("ACC=20"),
                        doctest::Contains("ACC=20 is not allowed: ACC is 32 or 16 (f16 accumulation)"), InvalidArgument);

@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   gemm->add_option("--layout", layout, "NN, NT, TN or TT: op(A) and op(B) as BLAS transposition flags")
       ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}));
   gemm->add_option("--dtype", dtype, "f16, f32 or f64");
-  gemm->add_option("--params", params_text, "e.g. ML=64,NL=64,MS=4,NS=4,U=8,KL=1,KG=1,VA=4,VB=4,LA=16,LB=2")
+  gemm->add_option("--params", params_text, "e.g. ML=64,NL=64,MS=4,NS=4,U=16,VA=4,VB=4 (keys not given keep their defaults; LA and LB are fitted)")
       ->required();
   gemm->add_option("--target", target_text, "sm_70 .. sm_90a");
   gemm->add_option("--split", mode, "KG > 1: atomic or deterministic")->check(CLI::IsMember({"atomic", "deterministic"}));
@@ -143,6 +143,12 @@ int main(int argc, char** argv) {
   try {
     ir::Gemm problem = ir::dense_gemm(ir::parse_dtype(dtype), m, n, k, layout[0] == 'T', layout[1] == 'T', batch);
     lower::GemmParams params = lower::parse_gemm_params(params_text);
+    if (params.la == 0 || params.lb == 0) {  // not given: as the search space sets them
+      lower::GemmParams fitted = params;
+      lower::fit_gemm_load_layouts(problem.a_trans, problem.b_trans, fitted);
+      if (params.la == 0) params.la = fitted.la;
+      if (params.lb == 0) params.lb = fitted.lb;
+    }
     lower::Target target = lower::parse_target(target_text);
     auto legal = lower::check_gemm(problem, params, lower::DeviceLimits{.sm = target.sm});
     auto split = lower::parse_split_mode(mode);

@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
   std::string problems_path = "bench/problems/gemm_problems.csv", winners_path = "bench/results/gemm-sweep-winners.csv";
   std::string conv_problems_path = "bench/problems/conv_problems.csv";
   std::string conv_winners_path = "bench/results/conv-sweep-winners.csv", conv_dtypes_text = "f32,f16";
-  std::string dtypes_text = "f32,f16,f64", target_text = "sm_90";
+  std::string dtypes_text = "f32,f16,bf16,f64", target_text = "sm_90";
   Device device{"NVIDIA H100 80GB HBM3", 90};
   app.add_option("--problems", problems_path, "GEMM problems (suite,m,n,k,at,bt)");
   app.add_option("--winners", winners_path, "the brute-force sweep's winners (used where present)");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -57,7 +58,7 @@ double check_tolerance(ir::DType dtype, std::int64_t k, bool acc32, int output_r
     case ir::DType::f64: return 10 * 0x1p-53 * sqrt_k + 2 * 0x1p-53 * out;
     case ir::DType::f32: return 10 * 0x1p-24 * sqrt_k + 2 * 0x1p-24 * out;
     case ir::DType::f16: return (acc32 ? 10 * 0x1p-24 : 4 * 0x1p-11) * sqrt_k + 2 * 0x1p-11 * out;
-    default: break;
+    case ir::DType::bf16: return 10 * 0x1p-24 * sqrt_k + 2 * 0x1p-8 * out;
   }
   throw InvalidArgument(fmt::format("no check tolerance for dtype {}", ir::name(dtype)));
 }
@@ -80,6 +81,13 @@ HostArray random_host_array(ir::DType dtype, std::size_t count, std::mt19937_64&
         const float x = static_cast<float>(v);
         std::memcpy(&h.bytes[4 * i], &x, 4);
         h.values[i] = x;
+        break;
+      }
+      case ir::DType::bf16: {  // the float's upper half, rounded to nearest even
+        const std::uint32_t bits = std::bit_cast<std::uint32_t>(static_cast<float>(v));
+        const std::uint16_t x = std::uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+        std::memcpy(&h.bytes[2 * i], &x, 2);
+        h.values[i] = static_cast<double>(std::bit_cast<float>(std::uint32_t(x) << 16));
         break;
       }
       case ir::DType::f64:
@@ -106,6 +114,10 @@ std::string compare_c(const ir::Gemm& g, const std::vector<unsigned char>& c_byt
         _Float16 x;
         std::memcpy(&x, &c_bytes[2 * i], 2);
         v = static_cast<double>(x);
+      } else if (g.dtype == ir::DType::bf16) {
+        std::uint16_t x;
+        std::memcpy(&x, &c_bytes[2 * i], 2);
+        v = static_cast<double>(std::bit_cast<float>(std::uint32_t(x) << 16));
       } else if (g.dtype == ir::DType::f32) {
         float x;
         std::memcpy(&x, &c_bytes[4 * i], 4);

@@ -29,9 +29,8 @@ std::vector<ir::DType> parse_dtype_list(const std::string& text, const std::stri
     const std::size_t comma = std::min(text.find(',', pos), text.size());
     const std::string item = text.substr(pos, comma - pos);
     const ir::DType d = ir::parse_dtype(item);
-    if (d == ir::DType::bf16)
-      throw InvalidArgument(fmt::format("--dtypes: bf16 {} needs the tensor-core template, which is not available yet; "
-                                        "use f16, f32 or f64",
+    if (d == ir::DType::bf16 && template_name != "GEMM")
+      throw InvalidArgument(fmt::format("--dtypes: bf16 {} is not implemented (bf16 GEMM is); use f16, f32 or f64",
                                         template_name));
     if (std::find(out.begin(), out.end(), d) != out.end())
       throw InvalidArgument(fmt::format("--dtypes {}: {} is listed twice", text, item));
@@ -112,15 +111,13 @@ PlanRow Plan::next() {
   row.problem = shape_;
   // The mix draws from its own engine, so that uniform_share = 0 leaves the learned rows unchanged.
   row.uniform = options_.uniform_share > 0 && uniform01(mix_rng_) < options_.uniform_share;
-  const bool tensor_cores =
-      shape_.dtype != ir::DType::bf16 && options_.tc_share > 0 &&
-      uniform01(mix_rng_) < options_.tc_share;
+  const bool tensor_cores = options_.tc_share > 0 && uniform01(mix_rng_) < options_.tc_share;
   if (tensor_cores) {
     row.uniform = true;
     // On sm_90, half of the f16 and f32 tensor-core rows are wgmma (TC=2) sets, uniform over the
     // input's legal ones (none where its contiguous extents are not whole 16-byte copies: those rows
     // take TC=1).
-    if ((shape_.dtype == ir::DType::f16 || shape_.dtype == ir::DType::f32) && options_.device.sm == 90 &&
+    if ((ir::is_16_bit(shape_.dtype) || shape_.dtype == ir::DType::f32) && options_.device.sm == 90 &&
         uniform01(mix_rng_) < 0.5) {
       if (!wgmma_sets_) {
         wgmma_sets_.emplace();

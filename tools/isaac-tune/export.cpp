@@ -86,8 +86,8 @@ Entry parse_line(const std::vector<std::string>& tokens, const std::string& wher
     throw InvalidArgument(fmt::format("{}: {}", where, error.what()));
   }
   if (e.dtype == ir::DType::bf16)
-    throw InvalidArgument(fmt::format("{}: bf16 GEMMs need the tensor-core template, which isaac does not have yet: use "
-                                      "f16, f32 or f64",
+    throw InvalidArgument(fmt::format("{}: bf16 GEMMs are not exported ahead of time: run them through the JIT "
+                                      "(isaac::compile, CompiledGemm), or export f16, f32 or f64",
                                       where));
   const std::string& layout = tokens[2];
   if (layout.size() != 2 || layout.find_first_not_of("NT") != std::string::npos)
