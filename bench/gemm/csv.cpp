@@ -115,11 +115,19 @@ void write_file(const std::string& path, const std::string& content) {
     if (!out) throw BenchError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
     out << content;
     out.flush();
-    if (!out) throw BenchError(fmt::format("writing {} failed: {}", tmp, std::strerror(errno)));
+    if (!out) {
+      const std::string reason = std::strerror(errno);
+      out.close();
+      std::remove(tmp.c_str());  // a full disk leaves no half-written temporary behind
+      throw BenchError(fmt::format("writing {} failed: {}", path, reason));
+    }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) throw BenchError(fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message()));
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw BenchError(fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message()));
+  }
 }
 
 void append_file(const std::string& path, const std::string& header, const std::string& content) {

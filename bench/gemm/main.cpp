@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   auto* sets = app.add_subcommand("sets", "parameter sets you name on one GEMM (batched or not) against cuBLAS; writes a CSV");
   sets->add_option("sizes", st_sizes, "M N K")->required()->expected(3);
   sets->add_option("--layout", st.layout, "NN, NT, TN or TT (BLAS column-major)")->capture_default_str();
-  sets->add_option("--dtype", st.dtype, "f16, f32 or f64")->capture_default_str();
+  sets->add_option("--dtype", st.dtype, "f16, bf16, f32 or f64")->capture_default_str();
   sets->add_option("--batch", st.batch, "how many GEMMs of these sizes, one grid")->capture_default_str();
   sets->add_option("--params", st.params, "a parameter set, e.g. ML=64,NL=128,...,TC=2,TMA=1,ST=1 (repeatable)")
       ->required();
@@ -253,6 +253,10 @@ int main(int argc, char** argv) {
       return ranking_main(ko);
     }
     if (sweep->parsed() && so.dry_run) return sweep_main(so);
+    // Options that need no GPU first: a mistyped dtype is reported as such on any machine.
+    for (const std::string* dtypes : {&so.dtypes, &ro.dtypes, &to.dtypes, &ba.dtypes, &se.dtypes, &po.dtypes})
+      parse_dtypes(*dtypes);
+    parse_dtypes(st.dtype);
     if (int code = require_gpu()) return code;
     if (sweep->parsed()) return sweep_main(so);
     if (program->parsed()) return program_main(po);

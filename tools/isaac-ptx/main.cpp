@@ -56,12 +56,15 @@ static std::function<int()> add_conv_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("conv", "O(n,k,p,q) = sum_{c,r,s} I(n,c,p*stride+r*dilation-pad,...) F(k,c,r,s)");
+  // The sizes have no defaults: a convolution of 1 x 1 images that nobody asked for is not a result.
   for (auto [name, field, help] : {std::tuple{"--n", &Options::n, "images"}, {"--c", &Options::c, "input channels"},
                                    {"--h", &Options::h, "input height"}, {"--w", &Options::w, "input width"},
                                    {"--k", &Options::k, "filters"}, {"--r", &Options::r, "filter height"},
-                                   {"--s", &Options::s, "filter width"}, {"--stride", &Options::stride, "both axes"},
+                                   {"--s", &Options::s, "filter width"}})
+    cmd->add_option(name, (*o).*field, help)->required();
+  for (auto [name, field, help] : {std::tuple{"--stride", &Options::stride, "both axes"},
                                    {"--pad", &Options::pad, "both axes"}, {"--dilation", &Options::dilation, "both axes"}})
-    cmd->add_option(name, (*o).*field, help);
+    cmd->add_option(name, (*o).*field, help)->capture_default_str();
   cmd->add_option("--layout", o->layout, "INPUT/FILTER: NCHW/KCRS, CHWN/CRSK or NHWC/KRSC (any pairing)");
   cmd->add_option("--dtype", o->dtype, "f16, f32 or f64");
   cmd->add_option("--params", o->params, "e.g. PL=64,KL=64,PS=4,KS=4,U=8,CS=1,CL=1,CG=1,VI=1,VF=4,LI=16,LF=2,DB=1,TC=0 (LI, LF left out: as the search space sets them)")
