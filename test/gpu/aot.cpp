@@ -86,6 +86,9 @@ const Function sgemm_det{"sgemm_det", ir::DType::f32, true, true, lower::SplitMo
 const Function sgemm_atomic{"sgemm_atomic", ir::DType::f32, false, true, lower::SplitMode::atomic,
                             runner<float, float>(aot_test::sgemm_atomic), selector<float>(aot_test::sgemm_atomic_select),
                             no_workspace};
+const Function bgemm_nt{"bgemm_nt", ir::DType::bf16, false, true, lower::SplitMode::atomic,
+                        runner<std::uint16_t, float>(aot_test::bgemm_nt), selector<std::uint16_t>(aot_test::bgemm_nt_select),
+                        no_workspace};
 const Function only_exact{"only_exact", ir::DType::f32, false, false, lower::SplitMode::atomic,
                           runner<float, float>(aot_test::only_exact), selector<float>(aot_test::only_exact_select),
                           no_workspace};
@@ -358,6 +361,8 @@ TEST_CASE("AOT: every exported kernel matches the JIT path bit for bit") {
   compare(dgemm_nt, shape(dgemm_nt, 130, 66, 40, 2), rng);
   compare(hgemm_tn, shape(hgemm_tn, 128, 128, 64), rng);
   compare(hgemm_tn, shape(hgemm_tn, 70, 33, 20), rng);
+  compare(bgemm_nt, shape(bgemm_nt, 128, 128, 64), rng);
+  compare(bgemm_nt, shape(bgemm_nt, 70, 33, 20), rng);
   compare(sgemm_det, shape(sgemm_det, 96, 80, 2048), rng);
   compare(sgemm_det, shape(sgemm_det, 50, 40, 300, 3), rng);
   compare(sgemm_atomic, shape(sgemm_atomic, 64, 48, 1024), rng);

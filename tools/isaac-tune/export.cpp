@@ -85,10 +85,6 @@ Entry parse_line(const std::vector<std::string>& tokens, const std::string& wher
   } catch (const InvalidArgument& error) {
     throw InvalidArgument(fmt::format("{}: {}", where, error.what()));
   }
-  if (e.dtype == ir::DType::bf16)
-    throw InvalidArgument(fmt::format("{}: bf16 GEMMs are not exported ahead of time: run them through the JIT "
-                                      "(isaac::compile, CompiledGemm), or export f16, f32 or f64",
-                                      where));
   const std::string& layout = tokens[2];
   if (layout.size() != 2 || layout.find_first_not_of("NT") != std::string::npos)
     throw InvalidArgument(fmt::format("{}: layout '{}': use NN, NT, TN or TT (BLAS transposition flags of A and B)",
@@ -489,7 +485,7 @@ struct driver_api {
 struct kernel_info {
   const char* params;     // isaac's text form, "ML=64,NL=64,..."
   const char* chosen_by;  // how the export chose the parameters
-  const char* dtype;      // "f16", "f32" or "f64"
+  const char* dtype;      // "f16", "bf16", "f32" or "f64"
   bool a_trans, b_trans;  // the layout, as BLAS transposition flags
   bool deterministic;     // with KG > 1: partial sums in a workspace, reduced by a second kernel
   int ml, nl, ms, ns, u, ks, kl, kg, va, vb, la, lb, db, sw, acc32, tc;
