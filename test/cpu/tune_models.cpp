@@ -90,6 +90,12 @@ TEST_CASE("every shipped model loads and is found for its own device without a w
       CHECK(own->model.dtype == ir::name(dtype));
       CHECK(own->source == fmt::format("shipped model {}-h100-{}", template_name, ir::name(dtype)));
     }
+  // bf16 GEMM kernels are f16's with other instruction types: the f16 model ranks them, and says so.
+  auto bf16 = find_model("gemm", ir::DType::bf16, "NVIDIA H100 80GB HBM3", 90);
+  REQUIRE(bf16);
+  CHECK(bf16->model.dtype == "f16");
+  CHECK(bf16->warning.empty());
+  CHECK(bf16->source == "shipped model gemm-h100-f16 (the f16 model, standing in for bf16)");
 }
 
 // No shipped model was trained on bf16: that input must move no prediction by the random start of
@@ -130,6 +136,11 @@ TEST_CASE("a user model in the cache directory takes precedence, and a damaged o
   std::ofstream(user_model_path("gemm", ir::DType::f16)) << "{\"format\": \"isaac-model\", \"version\": 1";
   CHECK_THROWS_WITH_AS(find_model("gemm", ir::DType::f16, "My GPU (damaged test)", 80),
                        doctest::Contains("not valid JSON"), InvalidArgument);
+
+  // A model of another dtype under this dtype's name would rank the space for the wrong kernels.
+  save_model(small_model("My GPU", ir::DType::f64), user_model_path("gemm", ir::DType::f32));
+  CHECK_THROWS_WITH_AS(find_model("gemm", ir::DType::f32, "My GPU (renamed test)", 80),
+                       doctest::Contains("is a gemm model for f64, but its name says gemm for f32"), InvalidArgument);
 }
 
 namespace {
