@@ -90,15 +90,21 @@ stage_gemm() {
 }
 
 stage_bf16() {
-  stage "bf16: the paper's GEMM problems tuned by isaac (model + top-10) beside cuBLAS (no brute-force sweep in bf16)"
+  stage "bf16: the paper's GEMM and CONV problems tuned by isaac (model + top-10) beside cuBLAS and cuDNN (no brute-force sweep in bf16)"
   mkdir -p "$out_dir"
-  local status=0
+  local status=0 bench=$prefix/bin/isaac-bench-conv
   "$prefix/bin/isaac-bench-gemm" batched --problems bench/problems/gemm_problems.csv --dtypes bf16 \
     --csv "$out_dir/gemm-bf16.csv" >"$out_dir/gemm-bf16.log" 2>&1 || status=$?
   sed -n '/^problem  *top1/,$p' "$out_dir/gemm-bf16.log"
   python3 bench/plot_batched.py "$out_dir/gemm-bf16.csv" "$out_dir/gemm-bf16.png" || true
   if ((status != 0)); then record bf16 "FAILED (exit $status): see $out_dir/gemm-bf16.log"; failed=1; return; fi
-  record bf16 "ok: $out_dir/gemm-bf16.csv and .png"
+  [[ -x $bench ]] || { record bf16 "GEMM ok: $out_dir/gemm-bf16.csv; CONV skipped: $bench is not installed"; return; }
+  "$bench" tuned --bf16 --winners bench/results/conv-sweep-winners.csv --csv "$out_dir/conv-bf16.csv" \
+    >"$out_dir/conv-bf16.log" 2>&1 || status=$?
+  grep -E '^bf16 |^tuned' "$out_dir/conv-bf16.log" || true
+  python3 bench/plot_tuned.py "$out_dir/conv-bf16.csv" "$out_dir/conv-bf16.png" || true
+  if ((status != 0)); then record bf16 "FAILED (exit $status): see $out_dir/conv-bf16.log"; failed=1; return; fi
+  record bf16 "ok: $out_dir/gemm-bf16.csv, conv-bf16.csv and their .png"
 }
 
 stage_conv() {

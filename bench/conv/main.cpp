@@ -1,14 +1,15 @@
 // isaac-bench-conv: the CONV template against cuDNN (issue 5).
 //
 //   isaac-bench-conv sweep [--budget 600] [--candidates 150] [--model-seeds 8] [--refine-top 4] [--winograd 60] [--winograd-product 60]
-//                          [--dtypes f32,f16]
+//                          [--dtypes f32,f16] (or bf16, f64)
 //                          [--out bench/results/conv-sweep-winners.csv]
 //     brute force: per problem of conv_problems.csv and dtype, the earlier winner in --out and the model's
 //     best sets per layout, a random sample of legal parameter sets over the three layouts (NCHW/KCRS,
 //     CHWN/CRSK, NHWC/KRSC), then hill climbing from the fastest; compiled on all cores, each timed on the
 //     GPU (runtime::time_on_stream: warm-up, L2 flushed, median); the fastest is kept.
-//   isaac-bench-conv tuned [--winners ...] [--csv bench/results/h100-conv-tuned.csv] [--top-k 10]
-//     the tuner (issue 6): model top-1 and top-k re-benchmarked, against the winners and cuDNN.
+//   isaac-bench-conv tuned [--winners ...] [--csv bench/results/h100-conv-tuned.csv] [--top-k 10] [--bf16]
+//     the tuner (issue 6): model top-1 and top-k re-benchmarked, against the winners and cuDNN; with
+//     --bf16, the f16 winners' problems in bf16 against cuDNN's bf16 (no brute force).
 //   isaac-bench-conv searches [--winners ...] [--csv bench/results/h100-conv-searches.csv] [--anneal-budget 40]
 //     issue 7: model + top-k, pruning + annealing, runtime autotune and the winners, quality and tuning cost.
 //   isaac-bench-conv run [--winners bench/results/conv-sweep-winners.csv] [--csv bench/results/h100-conv.csv] [--budget 300]
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
 
   auto* sweep_cmd = app.add_subcommand("sweep", "brute force over sampled legal parameter sets; writes the winners CSV");
   sweep_cmd->add_option("--problems", problems_path, "the problem list (name,n,p,q,k,c,r,s)");
-  sweep_cmd->add_option("--dtypes", dtypes, "comma-separated: f32, f16, f64");
+  sweep_cmd->add_option("--dtypes", dtypes, "comma-separated: f32, f16, bf16, f64");
   sweep_cmd->add_option("--candidates", sweep_options.candidates, "parameter sets sampled per problem and dtype");
   sweep_cmd->add_option("--model-seeds", sweep_options.model_seeds, "the model's best sets per layout tried first");
   sweep_cmd->add_option("--winograd", sweep_options.winograd,
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
                         "WG=2 (Winograd F(4x4) with a batched GEMM) sets sampled per problem and dtype besides, where "
                         "it applies");
   sweep_cmd->add_option("--wgmma", sweep_options.wgmma,
-                        "TC=2 (wgmma) sets sampled per problem and dtype besides, where they apply (f16 on sm_90): "
+                        "TC=2 (wgmma) sets sampled per problem and dtype besides, where they apply (f16 and bf16 on sm_90): "
                         "a small share of conv_space, which the random sample seldom reaches");
   sweep_cmd->add_option("--refine-top", sweep_options.refine_top,
                         "hill climbing: the fastest sets whose neighbours each round tries");
@@ -78,6 +79,9 @@ int main(int argc, char** argv) {
   tuned_cmd->add_option("--winners", winners, "the winners CSV read (the brute-force best)");
   tuned_cmd->add_option("--csv", tuned_csv, "the results CSV written");
   tuned_cmd->add_option("--top-k", top_k, "the model's best sets re-benchmarked");
+  bool tuned_bf16 = false;
+  tuned_cmd->add_flag("--bf16", tuned_bf16,
+                      "the f16 winners' problems and layouts in bf16 (bf16 has no sweep: no brute-force column)");
   std::string candidates_csv;
   tuned_cmd->add_option("--candidates-csv", candidates_csv,
                         "also time every candidate the re-benchmark timed, as the contenders are, and write them here");
@@ -116,7 +120,7 @@ int main(int argc, char** argv) {
     std::vector<char*> rest{argv[0]};
     for (auto& a : extras) rest.push_back(a.data());
     int rargc = static_cast<int>(rest.size());
-    if (tuned_cmd->parsed()) return tuned(problems, winners, tuned_csv, top_k, candidates_csv, rargc, rest.data());
+    if (tuned_cmd->parsed()) return tuned(problems, winners, tuned_csv, top_k, candidates_csv, tuned_bf16, rargc, rest.data());
     if (searches_cmd->parsed())
       return searches(problems, winners, searches_csv, search_options, rargc, rest.data());
     return run(problems, winners, csv, run_budget, rargc, rest.data());

@@ -16,7 +16,7 @@ struct SweepOptions {
   int refine_top = 4;    // the fastest sets whose neighbours each hill-climbing round tries
   int winograd = 60;     // WG=1 sets sampled per problem and dtype besides, where Winograd applies
   int winograd_product = 60;  // WG=2 sets likewise
-  int wgmma = 60;             // TC=2 sets likewise, where the device has wgmma (f16 on sm_90)
+  int wgmma = 60;             // TC=2 sets likewise, where the device has wgmma (f16 and bf16 on sm_90)
   double budget_s = 600;
 };
 int sweep(const std::vector<Problem>& problems, const std::vector<std::string>& dtypes, const SweepOptions& options,
@@ -28,8 +28,9 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
 
 // The tuner against the winners and cuDNN: the model's top-1 and its best of top_k re-benchmarked.
 // A non-empty `candidates_csv` also times every candidate the re-benchmark timed (../candidates.hpp).
+// `bf16`: the f16 winners' problems and layouts in bf16, without a brute-force column.
 int tuned(const std::vector<Problem>& problems, const std::string& winners_path, const std::string& csv_path,
-          int top_k, const std::string& candidates_csv, int argc, char** argv);
+          int top_k, const std::string& candidates_csv, bool bf16, int argc, char** argv);
 
 // Model + top-k, pruning + annealing, runtime autotune and the sweep's winners: quality and tuning cost.
 struct SearchOptions {

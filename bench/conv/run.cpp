@@ -57,12 +57,12 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
   runtime::Stream stream;
   double bandwidth = measure_bandwidth_tbs(stream);
   double ffma_peak = info.sm_count * 128.0 * 2.0 * info.clock_khz * 1e3 / 1e12;
-  // f16: cuDNN runs it on tensor cores, so the device's ceiling is theirs: dense f16 FLOP per clock
+  // f16 and bf16: cuDNN runs them on tensor cores, so the device's ceiling is theirs: dense FLOP per clock
   // and SM, 4096 on sm_90, 2048 on sm_80, 1024 before.
   const int cc = info.compute_capability();
   double tensor_peak = info.sm_count * (cc >= 90 ? 4096.0 : cc >= 80 ? 2048.0 : 1024.0) * info.clock_khz * 1e3 / 1e12;
   fmt::print("ceilings: bandwidth {:.2f} TB/s (measured), FFMA peak {:.1f} TFLOP/s ({} SMs x 128 x 2 x {} MHz), "
-             "f64 peak taken as half of it; f16 tensor-core peak {:.1f} TFLOP/s\n",
+             "f64 peak taken as half of it; f16 and bf16 tensor-core peak {:.1f} TFLOP/s\n",
              bandwidth, ffma_peak, info.sm_count, info.clock_khz / 1000, tensor_peak);
   const std::vector<ConvWinner> winners = read_winners(problems, winners_path);
   fmt::print("cuDNN {}\n", cudnnGetVersion());
@@ -79,7 +79,7 @@ int run(const std::vector<Problem>& problems, const std::string& winners_path, c
     Row row{w.dtype, w.problem, 0, 0, 0, {}, {}};
     row.params = w.layout + ":" + w.params;
     double flops = lower::conv_flops(v);
-    double peak = t == ir::DType::f64 ? ffma_peak / 2 : t == ir::DType::f16 ? tensor_peak : ffma_peak;
+    double peak = t == ir::DType::f64 ? ffma_peak / 2 : ir::is_16_bit(t) ? tensor_peak : ffma_peak;
     row.roofline = std::min(peak, flops / (conv_bytes(v) / (bandwidth * 1e12)) / 1e12);
     try {
       kernels.push_back(std::make_unique<CompiledConv>(v, lower::parse_conv_params(w.params)));

@@ -1,7 +1,6 @@
 #include "operands.hpp"
 
 #include "device_sync.hpp"
-#include "half.hpp"
 
 #include <isaac/runtime/timer.hpp>
 
@@ -79,23 +78,10 @@ std::uint64_t splitmix64_at(std::uint64_t seed, std::uint64_t i) {
 void draw_range(ir::DType dtype, std::size_t begin, std::size_t end, std::uint64_t seed, unsigned char* bytes,
                 double* values) {
   for (std::size_t i = begin; i < end; ++i) {
-    double v = double(splitmix64_at(seed, i) >> 11) * 0x1p-53 * 2.0 - 1.0;
-    if (dtype == ir::DType::f64) {
-      std::memcpy(bytes + i * 8, &v, 8);
-    } else if (dtype == ir::DType::f32) {
-      float f = static_cast<float>(v);
-      v = f;
-      std::memcpy(bytes + i * 4, &f, 4);
-    } else if (dtype == ir::DType::bf16) {
-      std::uint16_t h = float_to_bfloat16(static_cast<float>(v));
-      v = bfloat16_to_float(h);
-      std::memcpy(bytes + i * 2, &h, 2);
-    } else {
-      std::uint16_t h = float_to_half(static_cast<float>(v));
-      v = half_to_float(h);
-      std::memcpy(bytes + i * 2, &h, 2);
-    }
-    values[i] = v;
+    const double v = double(splitmix64_at(seed, i) >> 11) * 0x1p-53 * 2.0 - 1.0;
+    unsigned char* element = bytes + i * ir::size_of(dtype);
+    ir::store_element(dtype, v, element);
+    values[i] = ir::load_element(dtype, element);
   }
 }
 
@@ -187,21 +173,7 @@ CheckResult Operands::check_c(double tolerance, const runtime::Stream& stream) c
   std::size_t elem = ir::size_of(g_.dtype);
   std::vector<unsigned char> bytes(nc * elem);
   c_.download(bytes.data(), bytes.size());
-  auto element = [&](std::size_t i) {
-    if (g_.dtype == ir::DType::f64) {
-      double v;
-      std::memcpy(&v, &bytes[i * 8], 8);
-      return v;
-    }
-    if (g_.dtype == ir::DType::f32) {
-      float f;
-      std::memcpy(&f, &bytes[i * 4], 4);
-      return double(f);
-    }
-    std::uint16_t h;
-    std::memcpy(&h, &bytes[i * 2], 2);
-    return double(g_.dtype == ir::DType::bf16 ? bfloat16_to_float(h) : half_to_float(h));
-  };
+  auto element = [&](std::size_t i) { return ir::load_element(g_.dtype, &bytes[i * ir::size_of(g_.dtype)]); };
   CheckResult r;
   r.tolerance = tolerance;
   r.batch = g_.batch;

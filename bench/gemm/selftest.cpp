@@ -3,7 +3,6 @@
 // tolerances, the report's columns and the memory floor's PTX.
 #include "ceilings.hpp"
 #include "csv.hpp"
-#include "half.hpp"
 #include "memory_floor.hpp"
 #include "modes.hpp"
 #include "operands.hpp"
@@ -38,29 +37,6 @@ void expect(bool ok, const std::string& what) {
 }  // namespace
 
 int selftest_main() {
-  fmt::print("half and bfloat16 conversions\n");
-  int bad = 0;
-  for (unsigned h = 0; h < 65536; ++h) {
-    float f = half_to_float(static_cast<std::uint16_t>(h));
-    if (std::isnan(f)) continue;
-    bad += float_to_half(f) != h;
-  }
-  expect(bad == 0, fmt::format("every finite half survives half -> float -> half ({} differ)", bad));
-  expect(float_to_half(1.0f) == 0x3c00 && float_to_half(-2.0f) == 0xc000 && float_to_half(65520.0f) == 0x7c00 &&
-             float_to_half(1.0f + 0x1p-11f) == 0x3c00 && float_to_half(1.0f + 0x1p-11f + 0x1p-20f) == 0x3c01,
-         "rounding to nearest even, and overflow to infinity");
-  bad = 0;
-  for (unsigned h = 0; h < 65536; ++h) {
-    float f = bfloat16_to_float(static_cast<std::uint16_t>(h));
-    if (std::isnan(f)) continue;
-    bad += float_to_bfloat16(f) != h;
-  }
-  expect(bad == 0, fmt::format("every finite bfloat16 survives bfloat16 -> float -> bfloat16 ({} differ)", bad));
-  expect(float_to_bfloat16(1.0f) == 0x3f80 && float_to_bfloat16(1.0f + 0x1p-8f) == 0x3f80 &&
-             float_to_bfloat16(1.0f + 0x1p-8f + 0x1p-20f) == 0x3f81 &&
-             float_to_bfloat16(1.0f + 3 * 0x1p-8f) == 0x3f82 && std::isnan(bfloat16_to_float(float_to_bfloat16(NAN))),
-         "bfloat16 rounding to nearest even, and NaN");
-
   fmt::print("CSV\n");
   std::string params = lower::GemmParams{}.str();
   auto fields = split_csv_line("a," + csv_field(params) + "," + csv_field("say \"hi\", then") + ",");

@@ -122,8 +122,14 @@ Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
       !r)
     return r;
   if (p.wg) return check_winograd_params<Explain>(dtype, p, device);
-  if (dtype == ir::DType::bf16)
-    return no<Explain>("bf16 convolutions are not implemented: use f16, f32 or f64 (bf16 GEMMs are)");
+  // As in GEMM: bf16 arithmetic, conversions and mma start at sm_80, bf16 reductions in memory (CG > 1
+  // adds its partial sums into the output) at sm_90.
+  if (dtype == ir::DType::bf16 && device.sm < 80)
+    return no<Explain>("bf16 needs sm_80 or newer, not sm_{}: use f16, f32 or f64", device.sm);
+  if (dtype == ir::DType::bf16 && p.cg > 1 && device.sm < 90)
+    return no<Explain>("CG={} with bf16 adds partial sums into the output with bf16 reductions, which need sm_90, "
+                       "not sm_{}: CG must be 1",
+                       p.cg, device.sm);
   for (auto [name, value] : {std::pair{"PL", p.pl}, {"KL", p.kl}, {"PS", p.ps}, {"KS", p.ks}, {"U", p.u},
                              {"CS", p.cs}, {"CL", p.cl}, {"CG", p.cg}, {"VI", p.vi}, {"VF", p.vf}})
     if (!power_of_two(value)) return no<Explain>("{}={} must be a power of two", name, value);
@@ -274,8 +280,8 @@ Legality check_problem_alone(const ir::Conv& v, const DeviceLimits& device) {
   if (__builtin_mul_overflow(v.n, v.p, &npq) || __builtin_mul_overflow(npq, v.q, &npq) ||
       __builtin_mul_overflow(v.c, v.r, &crs) || __builtin_mul_overflow(crs, v.s, &crs))
     return no<Explain>("N*P*Q or C*R*S exceeds 64 bits: {}", ir::to_string(v));
-  if (v.dtype == ir::DType::bf16)
-    return no<Explain>("bf16 convolutions are not implemented: use f16, f32 or f64 (bf16 GEMMs are)");
+  if (v.dtype == ir::DType::bf16 && device.sm < 80)
+    return no<Explain>("bf16 needs sm_80 or newer, not sm_{}: use f16, f32 or f64", device.sm);
   // Distinct outputs at distinct addresses: sorted by stride, each dimension steps over all that the
   // smaller ones span.
   std::array<std::pair<std::int64_t, std::int64_t>, 4> out{{{v.output_strides[0], v.n},
@@ -483,13 +489,13 @@ bool listed(const int (&list)[N], int v) {
 }
 
 // Tensor cores where the template has them for this dtype and device: mma.sync (TC=1) from sm_80,
-// and for f16 on sm_90 wgmma (TC=2).
+// and for f16 and bf16 on sm_90 wgmma (TC=2).
 std::vector<int> tensor_core_choices(const ir::Conv& problem, const DeviceLimits& device) {
-  bool mma = (problem.dtype == ir::DType::f16 || problem.dtype == ir::DType::f64 ||
+  bool mma = (ir::is_16_bit(problem.dtype) || problem.dtype == ir::DType::f64 ||
               (problem.dtype == ir::DType::f32 && device.f32_tensor_cores)) &&
              device.sm >= 80;
   if (!mma) return {0};
-  if (problem.dtype == ir::DType::f16 && device.sm == 90) return {0, 1, 2};
+  if (ir::is_16_bit(problem.dtype) && device.sm == 90) return {0, 1, 2};
   return {0, 1};
 }
 

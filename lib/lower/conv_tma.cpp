@@ -21,7 +21,7 @@ bool within_corner_range(std::int64_t x) { return x >= -128 && x <= 127; }
 }  // namespace
 
 bool conv_tma(const ir::Conv& v, const ConvParams& p) {
-  if (p.tc != 2 || p.wg || v.dtype != ir::DType::f16) return false;
+  if (p.tc != 2 || p.wg || !ir::is_16_bit(v.dtype)) return false;
   if (v.input_layout != ir::ImageLayout::nhwc || v.filter_layout != ir::FilterLayout::krsc) return false;
   if (v.c % p.u || p.pl > 256 || p.kl > 256) return false;
   // ptxas spills the TMA kernel of a KL = 256 tile under a CG split (255 registers and 270 bytes of

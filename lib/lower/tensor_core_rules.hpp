@@ -50,8 +50,8 @@ Legality check_warp_group_tiling(ir::DType dtype, const GemmParams& p, const Dev
                                  const TilingKeys& key) {
   const bool f32 = dtype == ir::DType::f32;
   const bool gemm = key.ml == gemm_keys.ml;
-  if (dtype != ir::DType::f16 && !((f32 || dtype == ir::DType::bf16) && gemm))
-    return no<Explain>("TC=2 (wgmma) is implemented for f16 and, in GEMM, bf16 and f32; not {} here: use TC=0 or 1",
+  if (!ir::is_16_bit(dtype) && !(f32 && gemm))
+    return no<Explain>("TC=2 (wgmma) is implemented for f16, bf16 and, in GEMM, f32; not {} here: use TC=0 or 1",
                        ir::name(dtype));
   if (f32 && !device.f32_tensor_cores)
     return no<Explain>("TC=2 for f32 (three TF32 products per term, a larger rounding error than FMA) is off: "

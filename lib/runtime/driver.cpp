@@ -37,8 +37,8 @@ Loaded load() {
   using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
   auto get_proc = reinterpret_cast<GetProc>(dlsym(library, "cuGetProcAddress_v2"));
   if (!get_proc) {
-    loaded.error = "no CUDA driver found: libcuda has no cuGetProcAddress_v2 (the driver is older than CUDA 12; "
-                   "isaac needs a CUDA " + std::to_string(CUDA_VERSION / 1000) + " driver)";
+    loaded.error = "the CUDA driver is too old: libcuda has no cuGetProcAddress_v2, so it predates CUDA 12; isaac "
+                   "needs a CUDA " + std::to_string(CUDA_VERSION / 1000) + " driver (update the NVIDIA driver)";
     return loaded;
   }
 #define ISAAC_LOAD(name)                                                                                 \

@@ -117,7 +117,11 @@ TEST_CASE("CONV legality: the parameters alone") {
   CHECK_REJECTED(check(base(), tight), "registers per thread (+8 of margin) exceed the budget of 32 for 256 threads");
   CHECK_REJECTED(check(mod([](ConvParams& p) { p.pl = 128, p.kl = 128, p.ps = 16, p.ks = 8, p.cl = 2, p.li = 32; })),
                  "CL=2 with PS x KS = 128 accumulators per thread: ptxas spills such sets");
-  CHECK_REJECTED(lower::check_conv_params(DType::bf16, false, false, base()), "bf16");
+  CHECK_LEGAL(lower::check_conv_params(DType::bf16, false, false, base(), {}));
+  CHECK_REJECTED(lower::check_conv_params(DType::bf16, false, false, base(), {.sm = 75}),
+                 "bf16 needs sm_80 or newer, not sm_75");
+  CHECK_REJECTED(lower::check_conv_params(DType::bf16, false, false, mod([](ConvParams& p) { p.cg = 2; }), {.sm = 80}),
+                 "CG=2 with bf16 adds partial sums into the output with bf16 reductions, which need sm_90, not sm_80");
 }
 
 TEST_CASE("CONV legality: TC=1 (tensor cores) has GEMM's rules, in CONV's names") {
@@ -158,7 +162,7 @@ TEST_CASE("CONV legality: TC=2 (wgmma) has GEMM's rules, in CONV's names: f16 on
   CHECK_LEGAL(check(DType::f16, w));
   CHECK_LEGAL(check(DType::f16, with("U=64,LI=8,LF=8")));
   CHECK_LEGAL(check(DType::f16, with("PS=16")));
-  CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4")), "TC=2 (wgmma) is implemented for f16 and, in GEMM, bf16 and f32; not f32 here: use TC=0 or 1");
+  CHECK_REJECTED(check(DType::f32, with("VI=4,VF=4")), "TC=2 (wgmma) is implemented for f16, bf16 and, in GEMM, f32; not f32 here: use TC=0 or 1");
   CHECK_REJECTED(check(DType::f16, w, {.sm = 80}), "TC=2 needs wgmma.mma_async, which only sm_90 (compiled as sm_90a) has");
   CHECK_REJECTED(check(DType::f16, with("CL=2")), "CS=1 and CL=2 must be 1");
   CHECK_REJECTED(check(DType::f16, with("KS=16,LF=2")), "KL/KS=8 a multiple of 16");
@@ -257,12 +261,17 @@ TEST_CASE("conv_legal agrees with check_conv, legal or not") {
   CHECK(legal > 100);
 }
 
-TEST_CASE("conv_space: tensor cores on sm_80+ (f32 only where allowed), wgmma for f16 on sm_90, every set inside") {
-  for (DType t : {DType::f32, DType::f16, DType::f64})
+TEST_CASE("conv_space: tensor cores on sm_80+ (f32 only where allowed), wgmma for f16 and bf16 on sm_90, every set inside") {
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
     for (int sm : {75, 90})
       for (bool f32_tensor_cores : {true, false}) {
         ir::Conv v = conv(t, ImageLayout::chwn, FilterLayout::crsk, 16, 64, 14, 64);
         lower::DeviceLimits device{.sm = sm, .f32_tensor_cores = f32_tensor_cores};
+        if (t == DType::bf16 && sm < 80) {
+          CHECK_REJECTED(lower::check_conv_problem(v, device), "bf16 needs sm_80 or newer, not sm_75");
+          CHECK(lower::conv_space(v, {}, device).empty());
+          continue;
+        }
         auto space = lower::conv_space(v, {}, device);
         REQUIRE(!space.empty());
         auto tc = std::count_if(space.begin(), space.end(), [](const ConvParams& p) { return p.tc == 1; });
@@ -271,7 +280,7 @@ TEST_CASE("conv_space: tensor cores on sm_80+ (f32 only where allowed), wgmma fo
         INFO(ir::name(t), " sm_", sm, " f32_tensor_cores=", f32_tensor_cores, ": ", tc, " TC=1 and ", wgmma,
              " TC=2 sets of ", space.size());
         CHECK((tc > 0) == mma);
-        CHECK((wgmma > 0) == (t == DType::f16 && sm == 90));
+        CHECK((wgmma > 0) == (ir::is_16_bit(t) && sm == 90));
         // U = 64 is the wgmma sets' alone.
         CHECK(std::all_of(space.begin(), space.end(), [](const ConvParams& p) { return p.u < 64 || p.tc == 2; }));
         CHECK(std::any_of(space.begin(), space.end(), [](const ConvParams& p) { return p.u == 64; }) == (wgmma > 0));
@@ -327,14 +336,15 @@ TEST_CASE("CONV cp.async copies take their shared address as a 64-bit register")
 
 // A TC=2 kernel is sm_90a PTX: per stage and warp group, U/16 x PS/8 wgmma; imm-trans 0 where an operand's
 // reduction is contiguous (NHWC input; KRSC and KCRS filters), 1 where its pixels or filters are.
-TEST_CASE("f16 TC=2 CONV kernels are sm_90a PTX with U/16 x PS/8 wgmma per stage for every layout") {
+TEST_CASE("f16 and bf16 TC=2 CONV kernels are sm_90a PTX with U/16 x PS/8 wgmma per stage for every layout") {
   const std::pair<ImageLayout, FilterLayout> layouts[] = {{ImageLayout::chwn, FilterLayout::crsk},
                                                           {ImageLayout::nhwc, FilterLayout::krsc},
                                                           {ImageLayout::chwn, FilterLayout::kcrs},
                                                           {ImageLayout::chwn, FilterLayout::krsc}};
+  for (DType t : {DType::f16, DType::bf16})
   for (auto [il, fl] : layouts)
     for (const char* text : {"PL=128,KL=128,PS=8,KS=8,U=32,VI=8,VF=8,DB=1,TC=2", "PL=128,KL=64,PS=16,KS=4,U=64,VI=8,VF=8,DB=0,TC=2"}) {
-      ir::Conv v = conv(DType::f16, il, fl, 8, 64, 30, 128, 3, 1, 1);
+      ir::Conv v = conv(t, il, fl, 8, 64, 30, 128, 3, 1, 1);
       ConvParams p = lower::parse_conv_params(text);
       lower::fit_conv_load_layouts(v, p);
       INFO(ir::to_string(v) << " " << p.str());
@@ -342,7 +352,7 @@ TEST_CASE("f16 TC=2 CONV kernels are sm_90a PTX with U/16 x PS/8 wgmma per stage
       REQUIRE_MESSAGE(legal.legal, legal.reason);
       auto kernel = lower::emit_conv(v, p, lower::Target{90, false}, {});
       CHECK(kernel.ptx.find(".target sm_90a") != std::string::npos);
-      const std::string shape = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.f16.f16", 16 * p.ks);
+      const std::string shape = fmt::format("wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1}", 16 * p.ks, ir::name(t));
       CHECK(count(kernel.ptx, shape) == p.u / 16 * p.ps / 8);
       const bool input_reduction = il == ImageLayout::nhwc, filter_reduction = fl != FilterLayout::crsk;
       const std::string flags = fmt::format("isaac_scale, 1, 1, {}, {};", input_reduction ? 0 : 1, filter_reduction ? 0 : 1);
@@ -438,6 +448,7 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
 
   SUBCASE("the GPU test's TMA cases are legal, copy with TMA, and assemble without spills") {
     auto cases = test::conv_tma_cases();
+    for (const test::ConvTmaCase& c : test::conv_tma_cases(DType::bf16)) cases.push_back(c);
     int producers = 0;
     for (const test::ConvTmaCase& c : cases) {
       INFO(ir::to_string(c.problem) << " " << c.params.str());
@@ -535,20 +546,23 @@ TEST_CASE("ptxas assembles 300+ legal CONV parameter sets across layouts and dty
   const Shape shapes[] = {{8, 64, 30, 128, 3, 1, 1, 1}, {16, 32, 17, 64, 5, 2, 2, 1}, {4, 16, 20, 96, 3, 1, 2, 2},
                           {8, 128, 9, 256, 1, 1, 0, 1}};
   int count = 0;
-  for (DType t : {DType::f32, DType::f16, DType::f64})
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
     for (auto [il, fl] : layouts)
       for (const Shape& s : shapes) {
         ir::Conv v = ir::dense_conv(t, s.n, s.c, s.h, s.h, s.k, s.r, s.r, s.stride, s.pad, s.dil, il, fl);
         auto space = lower::conv_space(v);
         REQUIRE_MESSAGE(!space.empty(), "no legal parameters for " << ir::to_string(v));
-        // The space is sm_90's: sm_80 draws leave its wgmma (TC=2) sets out.
+        // The space is sm_90's: sm_80 draws leave its wgmma (TC=2) sets out, and bf16's splits (CG > 1
+        // adds with bf16 reductions, sm_90's).
         std::vector<ConvParams> mma, wgmma, sm80;
         for (const ConvParams& p : space) {
-          if (p.tc == 1) mma.push_back(p);
           if (p.tc == 2) wgmma.push_back(p);
-          if (p.tc != 2) sm80.push_back(p);
+          if (p.tc == 2 || (t == DType::bf16 && p.cg > 1)) continue;
+          sm80.push_back(p);
+          if (p.tc == 1) mma.push_back(p);
         }
-        for (int i = 0; i < 6; ++i) {
+        // bf16's kernels are f16's with other instruction types: fewer draws.
+        for (int i = 0; i < (t == DType::bf16 ? 2 : 6); ++i) {
           lower::ConvEpilogue e{(count % 3) == 0, false};
           lower::Target target = lower::parse_target(count % 2 ? "sm_80" : "sm_90");
           // Half the tensor-core dtypes' draws from their mma.sync sets (on sm_80), and f16's sm_90

@@ -439,7 +439,7 @@ TEST_CASE("legality: TC=2 (wgmma) needs f16 or bf16 GEMM on sm_90, f32 accumulat
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, w, {.sm = 80}),
                  "TC=2 needs wgmma.mma_async, which only sm_90 (compiled as sm_90a) has, not sm_80");
   CHECK_REJECTED(lower::check_gemm_params(DType::f64, false, false, with(w, "VA=2,VB=2"), {}),
-                 "TC=2 (wgmma) is implemented for f16 and, in GEMM, bf16 and f32; not f64 here");
+                 "TC=2 (wgmma) is implemented for f16, bf16 and, in GEMM, f32; not f64 here");
   CHECK_LEGAL(lower::check_gemm_params(DType::bf16, false, false, w, {}));
   CHECK_LEGAL(lower::check_gemm_params(DType::bf16, true, true, with(w, "TMA=1"), {}));
   CHECK_REJECTED(lower::check_gemm_params(DType::f16, false, false, with(w, "ACC=16"), {}), "ACC must be 32");

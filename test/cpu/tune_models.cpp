@@ -96,6 +96,9 @@ TEST_CASE("every shipped model loads and is found for its own device without a w
   CHECK(bf16->model.dtype == "f16");
   CHECK(bf16->warning.empty());
   CHECK(bf16->source == "shipped model gemm-h100-f16 (the f16 model, standing in for bf16)");
+  auto bf16_conv = find_model("conv", ir::DType::bf16, "NVIDIA H100 80GB HBM3", 90);
+  REQUIRE(bf16_conv);
+  CHECK(bf16_conv->source == "shipped model conv-h100-f16 (the f16 model, standing in for bf16)");
 }
 
 // No shipped model was trained on bf16: that input must move no prediction by the random start of

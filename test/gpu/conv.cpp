@@ -51,9 +51,12 @@ std::int64_t span(const std::array<std::int64_t, 4>& extents, const std::array<s
   return s;
 }
 
-// tc: 0, every set; 1, only TC=1 sets (mma.sync); 2, only TC=2 sets (wgmma: f16 alone, and only the
-// inputs whose vectors of eight fit their layout).
-std::vector<Case> make_cases(const lower::DeviceLimits& limits, int tc = 0) {
+// tc: 0, every set; 1, only TC=1 sets (mma.sync); 2, only TC=2 sets (wgmma: f16 and bf16 alone, and
+// only the inputs whose vectors of eight fit their layout). `draws` sets per input and dtype (TC=2:
+// one more).
+std::vector<Case> make_cases(const lower::DeviceLimits& limits, int tc = 0,
+                             std::vector<ir::DType> dtypes = {ir::DType::f32, ir::DType::f16, ir::DType::f64},
+                             int draws = 2) {
   std::mt19937_64 rng(20170917);
   struct Shape {
     std::int64_t n, c, h, w, k, r, s, stride, pad, dilation;
@@ -77,8 +80,7 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits, int tc = 0) {
                                                           {ImageLayout::nchw, FilterLayout::crsk},
                                                           {ImageLayout::nhwc, FilterLayout::kcrs}};
   std::vector<Case> cases;
-  std::vector<ir::DType> dtypes{ir::DType::f32, ir::DType::f16, ir::DType::f64};
-  if (tc == 2) dtypes = {ir::DType::f16};
+  if (tc == 2) std::erase_if(dtypes, [](ir::DType t) { return !ir::is_16_bit(t); });
   for (ir::DType t : dtypes)
     for (auto [il, fl] : layouts)
       for (const Shape& s : shapes) {
@@ -91,7 +93,7 @@ std::vector<Case> make_cases(const lower::DeviceLimits& limits, int tc = 0) {
                                                     << ir::to_string(v));
         // Favour the vectorised sets (what the sweep picks) while keeping the scalar ones. Fewer inputs
         // take TC=2: three sets each.
-        for (int i = 0; i < (tc == 2 ? 3 : 2); ++i) {
+        for (int i = 0; i < (tc == 2 ? draws + 1 : draws); ++i) {
           const lower::ConvParams& p = space[rng() % space.size()];
           int n = static_cast<int>(cases.size());
           lower::ConvEpilogue e{n % 3 == 1, p.cg == 1 && n % 4 == 2};
@@ -348,7 +350,7 @@ TEST_CASE("CONV TC=2: f16 on wgmma on every layout, padding, stride and split wh
     MESSAGE("SKIPPED: TC=2 needs wgmma, which only sm_90 has; this device is sm_" << info.compute_capability());
     return;
   }
-  auto cases = make_cases(device_limits(info), 2);
+  auto cases = make_cases(device_limits(info), 2, {ir::DType::f16});
   // CHWN inputs with N a multiple of 8 and NHWC ones with C a multiple of 8, with a filter whose
   // contiguous extent is one too: three layouts of several shapes each.
   REQUIRE(cases.size() >= 20);
@@ -370,6 +372,39 @@ TEST_CASE("CONV TMA: f16 NHWC/KRSC on wgmma, copied by the Tensor Memory Acceler
     REQUIRE_MESSAGE(legal, legal.reason);
     REQUIRE(lower::conv_tma(c.problem, c.params));
     cases.push_back({c.problem, c.params, c.epilogue, 1.25, c.beta});
+  }
+  compile_and_check(cases);
+}
+
+// bf16 kernels are f16's with other instruction types (mma.sync and wgmma of bf16, bf16 reductions
+// for CG splits): one set per input on each path, and the TMA cases in bf16.
+TEST_CASE("CONV bf16: FMA, mma.sync, wgmma with cp.async and TMA, on every layout, padding, stride and split") {
+  auto info = runtime::device_info(0);
+  if (info.compute_capability() < 80) {
+    MESSAGE("SKIPPED: bf16 needs sm_80 or newer; this device is sm_" << info.compute_capability());
+    return;
+  }
+  const lower::DeviceLimits limits = device_limits(info);
+  std::vector<Case> cases;
+  for (int tc : {0, 1, 2})
+    for (Case& c : make_cases(limits, tc, {ir::DType::bf16}, 1)) cases.push_back(c);
+  for (const test::ConvTmaCase& c : test::conv_tma_cases(ir::DType::bf16))
+    if (lower::check_conv(c.problem, c.params, c.epilogue, limits)) cases.push_back({c.problem, c.params, c.epilogue, 1.25, c.beta});
+  // The tuner: the f16 model ranks bf16 sets, says so, and its choice runs like any other set.
+  const ir::Conv tuned =
+      ir::dense_conv(ir::DType::bf16, 4, 64, 15, 17, 96, 3, 3, 1, 1, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  TuningOptions options;
+  options.database = false;
+  const ConvDecision decision = choose_conv(tuned, {}, options);
+  INFO(decision.how);
+  CHECK(decision.how.find("(the f16 model, standing in for bf16)") != std::string::npos);
+  cases.push_back({tuned, decision.params, {}, 1.25, 0.5});
+  const auto count = [&](auto&& pred) { return std::count_if(cases.begin(), cases.end(), pred); };
+  CHECK(count([](const Case& c) { return c.params.tc == 1; }) >= 40);
+  CHECK(count([](const Case& c) { return c.params.cg > 1; }) >= 5);
+  if (info.compute_capability() == 90) {
+    CHECK(count([](const Case& c) { return c.params.tc == 2; }) >= 20);
+    CHECK(count([](const Case& c) { return lower::conv_tma(c.problem, c.params); }) >= 10);
   }
   compile_and_check(cases);
 }

@@ -1,6 +1,6 @@
 #pragma once
-// The convolutions and parameter sets that test CONV's TMA copies (lower::conv_tma): f16 NHWC/KRSC
-// on wgmma with C a multiple of U. The CPU test checks that each is legal, copies with TMA and
+// The convolutions and parameter sets that test CONV's TMA copies (lower::conv_tma): f16 or bf16
+// NHWC/KRSC on wgmma with C a multiple of U. The CPU test checks that each is legal, copies with TMA and
 // assembles without spills; the GPU test runs them against the reference.
 //
 // The shapes make every part of the im2col map's geometry differ between the axes (R != S, stride,
@@ -23,12 +23,12 @@ struct ConvTmaCase {
   double beta = 0;
 };
 
-inline std::vector<ConvTmaCase> conv_tma_cases() {
+inline std::vector<ConvTmaCase> conv_tma_cases(ir::DType dtype = ir::DType::f16) {
   struct Shape {
     std::int64_t n, c, h, w, k, r, s, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   };
-  auto make = [](const Shape& x) {
-    ir::Conv v = ir::dense_conv(ir::DType::f16, x.n, x.c, x.h, x.w, x.k, x.r, x.s, 1, 0, 1, ir::ImageLayout::nhwc,
+  auto make = [dtype](const Shape& x) {
+    ir::Conv v = ir::dense_conv(dtype, x.n, x.c, x.h, x.w, x.k, x.r, x.s, 1, 0, 1, ir::ImageLayout::nhwc,
                                 ir::FilterLayout::krsc);
     v.stride_h = x.stride_h, v.stride_w = x.stride_w, v.pad_h = x.pad_h, v.pad_w = x.pad_w;
     v.dilation_h = x.dilation_h, v.dilation_w = x.dilation_w;

@@ -3,7 +3,6 @@
 // images, poison, and the error bound a correct kernel must meet.
 #include <isaac/ir/dtype.hpp>
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -22,57 +21,11 @@ struct HostArray {
   std::size_t size() const { return values.size(); }
 
   void set(std::size_t i, double v) {
-    switch (dtype) {
-      case ir::DType::bf16: {  // the float's upper half, rounded to nearest even
-        const std::uint32_t bits = std::bit_cast<std::uint32_t>(static_cast<float>(v));
-        const std::uint16_t h = std::isnan(v) ? std::uint16_t(0x7fc0)
-                                              : std::uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-        std::memcpy(&bytes[2 * i], &h, 2);
-        values[i] = get(i);
-        break;
-      }
-      case ir::DType::f16: {
-        _Float16 h = static_cast<_Float16>(v);
-        std::memcpy(&bytes[2 * i], &h, 2);
-        values[i] = static_cast<double>(h);
-        break;
-      }
-      case ir::DType::f32: {
-        float f = static_cast<float>(v);
-        std::memcpy(&bytes[4 * i], &f, 4);
-        values[i] = f;
-        break;
-      }
-      default:
-        std::memcpy(&bytes[8 * i], &v, 8);
-        values[i] = v;
-    }
+    ir::store_element(dtype, v, &bytes[i * ir::size_of(dtype)]);
+    values[i] = get(i);
   }
   // Reads element i back from `bytes` (after a download).
-  double get(std::size_t i) const {
-    switch (dtype) {
-      case ir::DType::bf16: {
-        std::uint16_t h;
-        std::memcpy(&h, &bytes[2 * i], 2);
-        return static_cast<double>(std::bit_cast<float>(std::uint32_t(h) << 16));
-      }
-      case ir::DType::f16: {
-        _Float16 h;
-        std::memcpy(&h, &bytes[2 * i], 2);
-        return static_cast<double>(h);
-      }
-      case ir::DType::f32: {
-        float f;
-        std::memcpy(&f, &bytes[4 * i], 4);
-        return f;
-      }
-      default: {
-        double d;
-        std::memcpy(&d, &bytes[8 * i], 8);
-        return d;
-      }
-    }
-  }
+  double get(std::size_t i) const { return ir::load_element(dtype, &bytes[i * ir::size_of(dtype)]); }
   void fill_random(std::mt19937_64& rng) {
     std::uniform_real_distribution<double> dist(-1.0, 1.0);
     for (std::size_t i = 0; i < size(); ++i) set(i, dist(rng));

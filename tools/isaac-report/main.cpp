@@ -99,7 +99,7 @@ std::vector<CsvRow> read_csv(const std::string& path, const std::vector<std::str
     for (size_t i = 0; i < header.size(); ++i) row.fields[header[i]] = fields[i];
     rows.push_back(std::move(row));
   }
-  if (header.empty()) throw InvalidArgument(fmt::format("{} is empty: it needs a header line", path));
+  if (header.empty()) throw InvalidArgument(fmt::format("{} has no header line (it holds nothing but comments and blank lines)", path));
   return rows;
 }
 
@@ -142,7 +142,11 @@ void report_conv(const std::string& problems_path, const std::string& winners_pa
       const auto n = row.integer("n", 1), p = row.integer("p", 1), q = row.integer("q", 1), k = row.integer("k", 1),
                  c = row.integer("c", 1), r = row.integer("r", 1), s = row.integer("s", 1);
       auto found = winners.find(dtype + " " + row["name"]);
-      std::string layout = found != winners.end() ? found->second.first : "NCHW/KCRS";
+      // bf16 has no sweep: its problems take the f16 winners' layouts (as isaac-bench-conv tuned --bf16).
+      auto layout_of = found != winners.end() ? found
+                       : dtype == "bf16"      ? winners.find("f16 " + row["name"])
+                                              : winners.end();
+      std::string layout = layout_of != winners.end() ? layout_of->second.first : "NCHW/KCRS";
       auto slash = layout.find('/');
       if (slash == std::string::npos)
         throw InvalidArgument(fmt::format("{}: the layout {} of {} {} names no filter layout (e.g. NCHW/KCRS)",
@@ -183,7 +187,7 @@ int main(int argc, char** argv) {
   CLI::App app{"isaac-report: the paper's GEMM problems compiled to PTX, with parameters and resources"};
   std::string problems_path = "bench/problems/gemm_problems.csv", winners_path = "bench/results/gemm-sweep-winners.csv";
   std::string conv_problems_path = "bench/problems/conv_problems.csv";
-  std::string conv_winners_path = "bench/results/conv-sweep-winners.csv", conv_dtypes_text = "f32,f16";
+  std::string conv_winners_path = "bench/results/conv-sweep-winners.csv", conv_dtypes_text = "f32,f16,bf16";
   std::string dtypes_text = "f32,f16,bf16,f64", target_text = "sm_90";
   Device device{"NVIDIA H100 80GB HBM3", 90};
   app.add_option("--problems", problems_path, "GEMM problems (suite,m,n,k,at,bt)");

@@ -176,7 +176,7 @@ std::unique_ptr<Collector> make_collector(const CollectFlags& f, const lower::De
     range("k-min", f.k_min, po.shapes.k_min);
     range("k-max", f.k_max, po.shapes.k_max);
     if (f.given.count("aligned-share")) po.shapes.aligned_share = f.shapes.aligned_share;
-    if (!f.dtypes.empty()) po.shapes.dtypes = parse_dtype_list(f.dtypes, "CONV");
+    if (!f.dtypes.empty()) po.shapes.dtypes = parse_dtype_list(f.dtypes);
     po.per_shape = f.per_shape;
     po.seed = f.seed;
     po.tc_share = f.tc_share;

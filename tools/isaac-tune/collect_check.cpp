@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -70,32 +69,8 @@ HostArray random_host_array(ir::DType dtype, std::size_t count, std::mt19937_64&
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t r = rng();
     const double v = (0.5 + 0.5 * double(r >> 11) * 0x1p-53) * ((r & 1) ? -1.0 : 1.0);
-    switch (dtype) {
-      case ir::DType::f16: {
-        const _Float16 x = static_cast<_Float16>(v);
-        std::memcpy(&h.bytes[2 * i], &x, 2);
-        h.values[i] = static_cast<double>(x);
-        break;
-      }
-      case ir::DType::f32: {
-        const float x = static_cast<float>(v);
-        std::memcpy(&h.bytes[4 * i], &x, 4);
-        h.values[i] = x;
-        break;
-      }
-      case ir::DType::bf16: {  // the float's upper half, rounded to nearest even
-        const std::uint32_t bits = std::bit_cast<std::uint32_t>(static_cast<float>(v));
-        const std::uint16_t x = std::uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-        std::memcpy(&h.bytes[2 * i], &x, 2);
-        h.values[i] = static_cast<double>(std::bit_cast<float>(std::uint32_t(x) << 16));
-        break;
-      }
-      case ir::DType::f64:
-        std::memcpy(&h.bytes[8 * i], &v, 8);
-        h.values[i] = v;
-        break;
-      default: throw InvalidArgument(fmt::format("no random operands of dtype {}", ir::name(dtype)));
-    }
+    ir::store_element(dtype, v, &h.bytes[i * ir::size_of(dtype)]);
+    h.values[i] = ir::load_element(dtype, &h.bytes[i * ir::size_of(dtype)]);
   }
   return h;
 }
@@ -109,22 +84,7 @@ std::string compare_c(const ir::Gemm& g, const std::vector<unsigned char>& c_byt
     for (std::int64_t m = 0; m < g.m; ++m) {
       const std::size_t i = std::size_t(m + n * g.ldc);
       if ((i + 1) * elem > c_bytes.size() || i >= ref.size()) throw InvalidArgument("compare_c: C is smaller than the problem");
-      double v;
-      if (g.dtype == ir::DType::f16) {
-        _Float16 x;
-        std::memcpy(&x, &c_bytes[2 * i], 2);
-        v = static_cast<double>(x);
-      } else if (g.dtype == ir::DType::bf16) {
-        std::uint16_t x;
-        std::memcpy(&x, &c_bytes[2 * i], 2);
-        v = static_cast<double>(std::bit_cast<float>(std::uint32_t(x) << 16));
-      } else if (g.dtype == ir::DType::f32) {
-        float x;
-        std::memcpy(&x, &c_bytes[4 * i], 4);
-        v = x;
-      } else {
-        std::memcpy(&v, &c_bytes[8 * i], 8);
-      }
+      const double v = ir::load_element(g.dtype, &c_bytes[elem * i]);
       norm += ref[i] * ref[i];
       if (!std::isfinite(v)) {
         ++nonfinite;

@@ -24,26 +24,6 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 // strides could produce seldom lands on an element of the same value.
 constexpr std::size_t input_period = 1048573, filter_period = 1048571;
 
-double element(ir::DType dtype, const unsigned char* bytes) {
-  switch (dtype) {
-    case ir::DType::f16: {
-      _Float16 x;
-      std::memcpy(&x, bytes, 2);
-      return static_cast<double>(x);
-    }
-    case ir::DType::f32: {
-      float x;
-      std::memcpy(&x, bytes, 4);
-      return x;
-    }
-    default: {
-      double x;
-      std::memcpy(&x, bytes, 8);
-      return x;
-    }
-  }
-}
-
 }  // namespace
 
 ConvGpuRunner::~ConvGpuRunner() = default;
@@ -95,9 +75,9 @@ std::string ConvGpuRunner::spot_check(const CompiledConv& conv, Operands& ops, s
     const std::int64_t n = std::min(piece, total - at);
     ops.output.download(bytes.data(), std::size_t(n) * elem, std::size_t(at) * elem);
     for (std::int64_t i = 0; i < n; ++i)
-      if (!std::isfinite(element(v.dtype, &bytes[std::size_t(i) * elem]))) ++nonfinite;
+      if (!std::isfinite(ir::load_element(v.dtype, &bytes[std::size_t(i) * elem]))) ++nonfinite;
     for (; next < order.size() && offsets[order[next]] < at + n; ++next)
-      got[order[next]] = element(v.dtype, &bytes[std::size_t(offsets[order[next]] - at) * elem]);
+      got[order[next]] = ir::load_element(v.dtype, &bytes[std::size_t(offsets[order[next]] - at) * elem]);
   }
   if (nonfinite)
     return fmt::format("spot check on {}: {} of {} output elements are not finite (the output was poisoned with NaN: "

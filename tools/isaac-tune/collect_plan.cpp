@@ -22,16 +22,13 @@ void ShapeOptions::validate() const {
     throw InvalidArgument(fmt::format("--aligned-share {}: a fraction in [0, 1]", aligned_share));
 }
 
-std::vector<ir::DType> parse_dtype_list(const std::string& text, const std::string& template_name) {
+std::vector<ir::DType> parse_dtype_list(const std::string& text) {
   std::vector<ir::DType> out;
   std::size_t pos = 0;
   while (pos <= text.size()) {
     const std::size_t comma = std::min(text.find(',', pos), text.size());
     const std::string item = text.substr(pos, comma - pos);
     const ir::DType d = ir::parse_dtype(item);
-    if (d == ir::DType::bf16 && template_name != "GEMM")
-      throw InvalidArgument(fmt::format("--dtypes: bf16 {} is not implemented (bf16 GEMM is); use f16, f32 or f64",
-                                        template_name));
     if (std::find(out.begin(), out.end(), d) != out.end())
       throw InvalidArgument(fmt::format("--dtypes {}: {} is listed twice", text, item));
     out.push_back(d);

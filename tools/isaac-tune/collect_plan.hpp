@@ -29,9 +29,8 @@ struct ShapeOptions {
   void validate() const;  // throws InvalidArgument naming the bad option
 };
 
-// "f32,f16,f64" -> dtypes; throws InvalidArgument for an unknown or repeated name, and for bf16
-// (which no template of `template_name` supports yet).
-std::vector<ir::DType> parse_dtype_list(const std::string& text, const std::string& template_name = "GEMM");
+// "f32,f16,f64" -> dtypes; throws InvalidArgument for an unknown or repeated name.
+std::vector<ir::DType> parse_dtype_list(const std::string& text);
 std::string dtype_list(const std::vector<ir::DType>& dtypes);
 std::string layout_name(const ir::Gemm& g);  // "NN", "NT", "TN" or "TT"
 

@@ -14,4 +14,10 @@ DType parse_dtype(std::string_view text);   // throws InvalidArgument listing th
 // types and the conversions.
 constexpr bool is_16_bit(DType t) { return t == DType::f16 || t == DType::bf16; }
 
+// Host copies of device data: the element of type `t` at `bytes` as a double, and `value` stored at
+// `bytes` as type `t`, rounded to nearest even once (NaN stays NaN; past the largest finite value,
+// infinity).
+double load_element(DType t, const void* bytes);
+void store_element(DType t, double value, void* bytes);
+
 }  // namespace isaac::ir
