@@ -191,8 +191,8 @@ int tuned(const std::vector<Problem>& problems, const std::string& winners_path,
   std::ofstream out(csv_path);
   if (!out) throw InvalidArgument("cannot write " + csv_path);
   out << fmt::format("# isaac-bench-conv tuned on {} (sm_{}), driver {}, cuDNN {}; top-k = {}; brute = {}; f32 may run "
-                     "on the tensor cores, direct and Winograd (TuningOptions::f32_tensor_cores), cuDNN's f32 without "
-                     "TF32\n",
+                     "on the tensor cores, direct and Winograd (TuningOptions::f32_tensor_cores); cuDNN the faster of its "
+                     "legacy and graph APIs, its f32 without TF32\n",
                      info.name, info.compute_capability(), runtime::driver_version(), cudnnGetVersion(), top_k,
                      winners_path);
   out << "dtype,name,layout,n,p,q,k,c,r,s,brute_tflops,top1_tflops,topk_tflops,cudnn_tflops,top1_vs_brute,"
