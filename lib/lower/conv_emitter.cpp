@@ -79,9 +79,12 @@ class ConvEmitter : public TiledKernelBuilder {
   void load_tile(Value* tile, bool predicated) override;
   void copy_tile_async(Value* tile, Value* buffer, bool predicated) override;
   void copy_tile_tma(Value* tile, Value* buffer, Value* barrier) override;
-  int barriers_offset() const override { return conv_barriers_offset(l_, t_); }
+  int barriers_offset() const override { return conv_barriers_offset(v_, p_); }
   void recompute_nan_cells() override;
   void epilogue() override;
+  void staged_epilogue(Value* m0, Value* n0);
+  // The output element of pixel m and filter k, both clamped to the last: always a valid address.
+  Value* output_ptr(Value* m, Value* k);
 
   const ir::Conv& v_;
   ConvParams p_;
@@ -257,9 +260,82 @@ void ConvEmitter::recompute_nan_cells() {
   });
 }
 
+Value* ConvEmitter::output_ptr(Value* m, Value* k) {
+  Value* offset = b_.CreateAdd(output_pixel_offset(decompose(min32(m, c32(npq_ - 1)))),
+                               b_.CreateMul(b_.CreateZExt(min32(k, c32(v_.k - 1)), i64_), c64(v_.output_strides[1])));
+  return gep(elem_, O_, offset);
+}
+
+// 16-bit tensor-core tiles without a split, on an output whose runs of 8 are contiguous
+// (conv_staged_stores). A thread's mma and wgmma cells pair two filters of one pixel, scattered over
+// O: as 2-byte stores, a warp's store covered a few bytes of each of eight pixels. The cells go
+// through shared memory instead (alpha x sum in f32), along O's contiguous axis, and come back as
+// runs of 8 elements: a whole run in an aligned O is one 16-byte store (beta's old values one
+// 16-byte load), a partial run at the tile's edge, or any run of an O that is not 16-byte aligned,
+// eight element stores. beta, the bias and relu are applied on the way out, so each result is
+// rounded once.
+void ConvEmitter::staged_epilogue(Value* m0, Value* n0) {
+  const bool along_filters = conv_stages_along_filters(v_);
+  const int pitch = conv_staging_pitch(v_, p_), width = 8;
+  barrier();  // every warp is done with the pipeline's buffers
+  stage_scaled_cells(alpha_, [&](Value* row, Value* column) {
+    return along_filters ? b_.CreateAdd(b_.CreateMul(row, c32(pitch)), column)
+                         : b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row);
+  });
+  barrier();
+
+  Value* o_aligned = b_.CreateICmpEQ(b_.CreateURem(b_.CreatePtrToInt(O_, i64_), c64(16)), c64(0));
+  Value* read_o = b_.CreateFCmpUNE(beta_, llvm::ConstantFP::get(scalar_, 0.0));
+  auto bias_of = [&](Value* k) {
+    return to_scalar(b_.CreateAlignedLoad(elem_, gep(elem_, bias_, b_.CreateZExt(min32(k, c32(v_.k - 1)), i64_)),
+                                          llvm::Align(l_.elem)));
+  };
+  // beta = 0 must not read O: it may hold NaNs.
+  auto result = [&](Value* staged, Value* old, Value* bias) {
+    Value* value = staged;
+    if (old) value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {beta_, to_scalar(old), value});
+    if (bias) value = b_.CreateFAdd(value, bias);
+    if (epi_.relu) value = b_.CreateSelect(b_.CreateFCmpOGT(value, zero(scalar_)), value, zero(scalar_));
+    return to_elem(value);
+  };
+  for_each_staged_run(pitch, along_filters, acc_, [&](Value* staged, Value* row, Value* column, Value* in_tile) {
+    Value* m = b_.CreateAdd(m0, row);
+    Value* n = b_.CreateAdd(n0, column);
+    auto element = [&](int e) {
+      return along_filters ? std::pair{m, b_.CreateAdd(n, c32(e))} : std::pair{b_.CreateAdd(m, c32(e)), n};
+    };
+    auto [m_last, n_last] = element(width - 1);
+    Value* whole = b_.CreateAnd(in_tile, b_.CreateAnd(b_.CreateICmpULT(m_last, c32(npq_)), b_.CreateICmpULT(n_last, c32(v_.k))));
+    auto vector_store = [&](bool with_o) {
+      Value* ptr = output_ptr(m, n);
+      Value* old = with_o ? b_.CreateAlignedLoad(vec(elem_, width), ptr, llvm::Align(16)) : nullptr;
+      Value* run_bias = epi_.bias && !along_filters ? bias_of(n) : nullptr;
+      std::vector<Value*> values;
+      for (int e = 0; e < width; ++e) {
+        Value* bias = epi_.bias ? (along_filters ? bias_of(element(e).second) : run_bias) : nullptr;
+        values.push_back(result(b_.CreateExtractElement(staged, c32(e)), old ? b_.CreateExtractElement(old, c32(e)) : nullptr, bias));
+      }
+      predicated_vector_store(ptr, values, b_.getTrue());
+    };
+    auto element_stores = [&](bool with_o) {
+      for (int e = 0; e < width; ++e) {
+        auto [me, ne] = element(e);
+        Value* ptr = output_ptr(me, ne);
+        Value* ok = b_.CreateAnd(in_tile, b_.CreateAnd(b_.CreateICmpULT(me, c32(npq_)), b_.CreateICmpULT(ne, c32(v_.k))));
+        Value* old = with_o ? b_.CreateAlignedLoad(elem_, ptr, llvm::Align(l_.elem)) : nullptr;
+        predicated("st", ptr, result(b_.CreateExtractElement(staged, c32(e)), old, epi_.bias ? bias_of(ne) : nullptr), ok);
+      }
+    };
+    if_else(b_.CreateAnd(o_aligned, whole),
+            [&] { if_else(read_o, [&] { vector_store(true); }, [&] { vector_store(false); }); },
+            [&] { if_else(read_o, [&] { element_stores(true); }, [&] { element_stores(false); }); });
+  });
+}
+
 void ConvEmitter::epilogue() {
   Value* m0 = b_.CreateMul(bm_, c32(g_.ml));
   Value* n0 = b_.CreateMul(bn_, c32(g_.nl));
+  if (conv_staged_stores(v_, p_)) return staged_epilogue(m0, n0);
   // Per pixel of the thread's cells: its output offset and whether it exists; per filter likewise.
   const int rows = cell_rows(), columns = cell_columns();
   std::vector<Value*> pixel_offset, pixel_ok, filter, filter_ok;

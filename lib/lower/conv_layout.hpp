@@ -6,6 +6,8 @@
 
 #include <isaac/lower/conv.hpp>
 
+#include <algorithm>
+
 namespace isaac::lower {
 
 inline GemmParams conv_as_gemm(const ConvParams& p) {
@@ -29,16 +31,27 @@ inline GemmParams conv_kernel_tiling(const ir::Conv& v, const ConvParams& p) {
   return g;
 }
 
-// TMA=1: the stages' mbarriers (filled, emptied) lie after the tiles; CONV stages no epilogue in
-// shared memory, so unlike GEMM's they need not clear its staging.
-inline int conv_barriers_offset(const GemmLayout& l, const GemmParams& g) { return (l.shared_bytes(g) + 7) / 8 * 8; }
+// The staged stores' rows (conv_staged_stores): [pixel][filter] rows of KL + 4 where the output's
+// contiguous axis is K (NHWC), else [filter][pixel] rows of PL + 4.
+inline bool conv_stages_along_filters(const ir::Conv& v) { return v.output_strides[1] == 1; }
+inline int conv_staging_pitch(const ir::Conv& v, const ConvParams& p) {
+  return (conv_stages_along_filters(v) ? p.kl : p.pl) + 4;
+}
 
-// The direct kernel's dynamic shared memory: the tiles (or the warp groups' reduction) and, with TMA,
-// the mbarriers.
+// TMA=1: the stages' mbarriers (filled, emptied) lie after the tiles and the staging.
+inline int conv_barriers_offset(const ir::Conv& v, const ConvParams& p) {
+  const GemmParams g = conv_kernel_tiling(v, p);
+  const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
+  return (std::max(l.shared_bytes(g), conv_staging_bytes(v, p)) + 7) / 8 * 8;
+}
+
+// The direct kernel's dynamic shared memory: the tiles (or the warp groups' reduction), the staging of
+// the stores and, with TMA, the mbarriers.
 inline int conv_kernel_shared_bytes(const ir::Conv& v, const ConvParams& p) {
   const GemmParams g = conv_kernel_tiling(v, p);
   const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
-  return g.tma ? conv_barriers_offset(l, g) + 16 * l.stages : l.shared_bytes(g);
+  if (g.tma) return conv_barriers_offset(v, p) + 16 * l.stages;
+  return std::max(l.shared_bytes(g), conv_staging_bytes(v, p));
 }
 
 }  // namespace isaac::lower

@@ -54,10 +54,11 @@ bool rsc_order(const ir::Conv& v) { return v.filter_layout == ir::FilterLayout::
 bool conv_input_reduction_contiguous(const ir::Conv& conv) { return conv.input_layout == ir::ImageLayout::nhwc; }
 bool conv_filter_k_contiguous(const ir::Conv& conv) { return conv.filter_layout == ir::FilterLayout::crsk; }
 
-int estimate_conv_registers(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p) {
-  GemmLayout l = conv_layout(dtype, in_red, f_k, p);
+int estimate_conv_registers(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p, bool tma_copies) {
+  const int gemm = estimate_gemm_registers(dtype, in_red, f_k, conv_as_gemm(p));
+  if (tma_copies) return gemm;
   // The GEMM estimate plus, per input load, the pixel's base offset, h0 and w0 and the LUT entry.
-  return estimate_gemm_registers(dtype, in_red, f_k, conv_as_gemm(p)) + 3 * l.loads_a + 16;
+  return gemm + 3 * conv_layout(dtype, in_red, f_k, p).loads_a + 16;
 }
 
 int conv_shared_bytes(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p) {
@@ -115,7 +116,8 @@ Legality check_winograd_params(ir::DType dtype, const ConvParams& p, const Devic
 }
 
 template <bool Explain>
-Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p, const DeviceLimits& device) {
+Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p, const DeviceLimits& device,
+                      bool tma_copies) {
   if (auto r = check_bounds<Explain>({{"PL", p.pl, 1024}, {"KL", p.kl, 1024}, {"PS", p.ps, 256}, {"KS", p.ks, 256},
                                       {"U", p.u, 1024}, {"CS", p.cs, 1024}, {"CL", p.cl, 1024}, {"CG", p.cg, 65535},
                                       {"VI", p.vi, 16}, {"VF", p.vf, 16}, {"LI", p.li, 1024}, {"LF", p.lf, 1024}});
@@ -166,7 +168,7 @@ Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
     return no<Explain>("f32 TC=1 with PS x KS = {} accumulators per thread: ptxas spills such sets (use a smaller "
                        "PS x KS)",
                        p.ps * p.ks);
-  int registers = estimate_conv_registers(dtype, in_red, f_k, p);
+  int registers = estimate_conv_registers(dtype, in_red, f_k, p, tma_copies);
   int budget = std::min(device.max_registers_per_thread, device.registers_per_block / l.threads / 8 * 8);
   if (registers + 8 > budget)
     return no<Explain>("an estimated {} registers per thread (+8 of margin) exceed the budget of {} for {} threads",
@@ -308,7 +310,7 @@ Legality check_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogu
   if (auto r = check_problem_alone<Explain>(v, device); !r) return r;
   if (p.wg) return check_winograd_problem<Explain>(v, p, epilogue, device);
   bool in_red = conv_input_reduction_contiguous(v), f_k = conv_filter_k_contiguous(v);
-  if (auto r = check_params<Explain>(v.dtype, in_red, f_k, p, device); !r) return r;
+  if (auto r = check_params<Explain>(v.dtype, in_red, f_k, p, device, conv_tma(v, p)); !r) return r;
   int elem = static_cast<int>(ir::size_of(v.dtype));
   const auto& is = v.input_strides;
   const auto& fs = v.filter_strides;
@@ -402,7 +404,7 @@ Legality check_problem(const ir::Conv& v, const ConvParams& p, const ConvEpilogu
 }  // namespace
 
 Legality check_conv_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& p, const DeviceLimits& device) {
-  return check_params<true>(dtype, in_red, f_k, p, device);
+  return check_params<true>(dtype, in_red, f_k, p, device, false);
 }
 
 Legality check_conv(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epilogue, const DeviceLimits& device) {
@@ -420,7 +422,8 @@ bool conv_legal(const ir::Conv& v, const ConvParams& p, const ConvEpilogue& epil
 int estimate_conv_registers(const ir::Conv& v, const ConvParams& p) {
   if (p.wg == 2) return estimate_gemm_registers(v.dtype, false, true, conv_as_gemm(p));
   if (p.wg) return winograd_registers(v, p);
-  return estimate_conv_registers(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), p);
+  return estimate_conv_registers(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), p,
+                                 conv_tma(v, p));
 }
 
 std::vector<ConvLutEntry> conv_lookup_table(const ir::Conv& v, const ConvParams& p) {

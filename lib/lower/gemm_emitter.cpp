@@ -102,8 +102,8 @@ class GemmEmitter : public TiledKernelBuilder {
   // of 8) down column `column`.
   void stage_matrices(const std::function<Value*(Value* row, Value* column)>& offset, bool with_c);
   // Reads the staged tile (columns `pitch` elements of `type` apart) back as runs of 16 bytes of C
-  // down a column, one per thread and pass; `store` gets the run, its first row and column in C, and
-  // whether that column lies in C (and the run in the tile).
+  // down a column (TiledKernelBuilder::for_each_staged_run); `store` gets the run, its first row and
+  // column in C, and whether that column lies in C (and the run in the tile).
   void for_each_staged_run(Value* m0, Value* n0, int pitch, llvm::Type* type,
                            const std::function<void(Value* run, Value* m, Value* n, Value* column_inside)>& store);
   // The address of C's element (m, n) in this block's batch.
@@ -532,30 +532,16 @@ void GemmEmitter::finish_tile_stores() { ptx_statement("cp.async.bulk.wait_group
 
 void GemmEmitter::for_each_staged_run(Value* m0, Value* n0, int pitch, llvm::Type* type,
                                       const std::function<void(Value*, Value*, Value*, Value*)>& store) {
-  const int width = 16 / l_.elem;
-  const int per_column = p_.ml / width, vectors = per_column * p_.nl;
-  for (int first = 0; first < vectors; first += l_.threads) {
-    Value* v = b_.CreateAdd(tid_, c32(first));
-    Value* column = b_.CreateUDiv(v, c32(per_column));
-    Value* row = b_.CreateMul(b_.CreateURem(v, c32(per_column)), c32(width));
-    Value* staged = b_.CreateAlignedLoad(vec(type, width), gep(type, smem_, b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row)),
-                                         llvm::Align(16));
-    Value* m = b_.CreateAdd(m0, row);
+  TiledKernelBuilder::for_each_staged_run(pitch, false, type, [&](Value* run, Value* row, Value* column, Value* in_tile) {
     Value* n = b_.CreateAdd(n0, column);
-    Value* in_tile = vectors % l_.threads ? b_.CreateICmpULT(v, c32(vectors)) : b_.getTrue();
-    store(staged, m, n, b_.CreateAnd(in_tile, b_.CreateICmpSLT(n, N_)));
-  }
+    store(run, b_.CreateAdd(m0, row), n, b_.CreateAnd(in_tile, b_.CreateICmpSLT(n, N_)));
+  });
 }
 
 void GemmEmitter::staged_epilogue_cells(Value* m0, Value* n0) {
   const int pitch = l_.staging_pitch(p_);
   barrier();  // every warp is done with the pipeline's buffers
-  for (int j = 0; j < cell_columns(); ++j)
-    for (int i = 0; i < cell_rows(); ++i) {
-      Value* index = b_.CreateAdd(b_.CreateMul(cell_column(j), c32(pitch)), cell_row(i));
-      b_.CreateStore(b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * cell_columns() + j])),
-                     gep(acc_, smem_, index));
-    }
+  stage_scaled_cells(alpha_, [&](Value* row, Value* column) { return b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row); });
   barrier();
 
   const int width = 16 / l_.elem;  // elements of C per vector

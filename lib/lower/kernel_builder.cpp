@@ -331,6 +331,28 @@ llvm::Value* TiledKernelBuilder::cell_column(int j) {
                       b_.CreateAdd(b_.CreateMul(quad_, c32(2)), c32(8 * (j / 2) + j % 2)));
 }
 
+void TiledKernelBuilder::stage_scaled_cells(Value* scale, const std::function<Value*(Value*, Value*)>& index) {
+  for (int j = 0; j < cell_columns(); ++j)
+    for (int i = 0; i < cell_rows(); ++i)
+      b_.CreateStore(b_.CreateFMul(scale, b_.CreateLoad(acc_, acc_cells_[i * cell_columns() + j])),
+                     gep(acc_, smem_, index(cell_row(i), cell_column(j))));
+}
+
+void TiledKernelBuilder::for_each_staged_run(int pitch, bool along_n, llvm::Type* type,
+                                             const std::function<void(Value*, Value*, Value*, Value*)>& visit) {
+  const int width = 16 / l_.elem;
+  const int per_line = (along_n ? t_.nl : t_.ml) / width, vectors = per_line * (along_n ? t_.ml : t_.nl);
+  for (int first = 0; first < vectors; first += l_.threads) {
+    Value* v = b_.CreateAdd(tid_, c32(first));
+    Value* line = b_.CreateUDiv(v, c32(per_line));
+    Value* start = b_.CreateMul(b_.CreateURem(v, c32(per_line)), c32(width));
+    Value* run = b_.CreateAlignedLoad(vec(type, width), gep(type, smem_, b_.CreateAdd(b_.CreateMul(line, c32(pitch)), start)),
+                                      llvm::Align(16));
+    Value* in_tile = vectors % l_.threads ? b_.CreateICmpULT(v, c32(vectors)) : b_.getTrue();
+    visit(run, along_n ? line : start, along_n ? start : line, in_tile);
+  }
+}
+
 void TiledKernelBuilder::allocate_accumulators() {
   int cells = half_acc_ ? t_.ms * t_.ns / 2 : t_.ms * t_.ns;
   for (int e = 0; e < cells; ++e) {

@@ -240,6 +240,15 @@ class TiledKernelBuilder : public KernelBuilder {
   // Where accumulator cell (i, j) of this thread lies in the block's ML x NL tile: row and column.
   Value* cell_row(int i);
   Value* cell_column(int j);
+  // Writes scale x each accumulator cell (as acc_) to shared memory at element index(row, column) of
+  // the cell's place in the block's tile: the staging of an epilogue that stores runs of 16 bytes.
+  void stage_scaled_cells(Value* scale, const std::function<Value*(Value* row, Value* column)>& index);
+  // Reads a staged tile back as runs of 16 / elem output elements, one per thread and pass: the
+  // staging's lines, `pitch` elements of `type` apart, are the tile's columns (runs down M) or, with
+  // `along_n`, its rows. `visit` gets the run, its first element's row and column in the tile, and
+  // whether the run lies in the tile.
+  void for_each_staged_run(int pitch, bool along_n, llvm::Type* type,
+                           const std::function<void(Value* run, Value* row, Value* column, Value* in_tile)>& visit);
   // Warp groups 1..KL-1 hand their partial sums to group 0 through shared memory.
   void reduce_warp_groups();
   // The stages of [k_begin_, k_end_): `total` of them, the first `full` without K tail.

@@ -9,6 +9,7 @@
 #include <isaac/lower/target.hpp>
 #include <isaac/runtime/tensor_map.hpp>
 
+#include "support/conv_staged_cases.hpp"
 #include "support/conv_tma_cases.hpp"
 #include "support/legality_checks.hpp"
 #include "support/occurrences.hpp"
@@ -495,6 +496,73 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
     REQUIRE(lower::conv_legal(deep, q));
     CHECK(lower::conv_tma_producer_warp(deep, q));  // 36 stages
     CHECK(lower::emit_conv(deep, q, lower::Target{90, false}, {}).threads == q.threads() + 32);
+  }
+}
+
+// 16-bit tensor-core kernels without a split stage their results in shared memory and store runs of
+// 16 bytes where the output's strides keep a run contiguous and aligned (lower::conv_staged_stores);
+// elsewhere they keep the direct stores.
+TEST_CASE("16-bit tensor-core CONV kernels store their results in 16-byte runs where the output allows") {
+  for (DType t : {DType::f16, DType::bf16})
+    for (const test::ConvStagedCase& c : test::conv_staged_cases(t)) {
+      INFO(c.what << ": " << ir::to_string(c.problem) << " " << c.params.str());
+      auto legal = lower::check_conv(c.problem, c.params, c.epilogue);
+      REQUIRE_MESSAGE(legal.legal, legal.reason);
+      CHECK(lower::conv_staged_stores(c.problem, c.params) == c.staged);
+      CHECK((lower::conv_staging_bytes(c.problem, c.params) > 0) == c.staged);
+      auto kernel = lower::emit_conv(c.problem, c.params, lower::Target{90, false}, c.epilogue);
+      CHECK((count(kernel.ptx, "st.global.v4.b32") > 0) == c.staged);
+      CHECK(kernel.shared_bytes >= lower::conv_staging_bytes(c.problem, c.params));
+      if (lower::ptxas_available()) {
+        auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+        REQUIRE_MESSAGE(report.ok, report.log);
+        CHECK(report.spill_stores == 0);
+      }
+    }
+
+  SUBCASE("the staging runs along the output's contiguous axis, and may need more memory than the tiles") {
+    // 64 x 32 cells of f32 in rows of 64 + 4 pixels (NCHW) or 32 + 4 filters (NHWC).
+    ConvParams p = lower::parse_conv_params("PL=64,KL=32,PS=4,KS=4,U=16,VI=1,VF=1,DB=0,TC=1");
+    ir::Conv nchw = conv(DType::f16, ImageLayout::nchw, FilterLayout::kcrs, 2, 16, 8, 48);
+    lower::fit_conv_load_layouts(nchw, p);
+    REQUIRE(lower::conv_legal(nchw, p));
+    CHECK(lower::conv_staging_bytes(nchw, p) == 32 * 68 * 4);
+    // Two stages of (64 + 32) rows of 16 + 4 halves take 7,680 bytes.
+    CHECK(lower::emit_conv(nchw, p, lower::Target{90, false}, {}).shared_bytes == 32 * 68 * 4);
+    ir::Conv nhwc = conv(DType::f16, ImageLayout::nhwc, FilterLayout::krsc, 2, 16, 8, 48);
+    CHECK(lower::conv_staging_bytes(nhwc, p) == 64 * 36 * 4);
+  }
+
+  SUBCASE("f32, f64, FMA kernels and splits keep their stores") {
+    ir::Conv v = conv(DType::f16, ImageLayout::nhwc, FilterLayout::krsc, 3, 32, 9, 72);
+    CHECK_FALSE(lower::conv_staged_stores(v, lower::parse_conv_params("PL=64,KL=64,PS=8,KS=4,U=32,CG=2,VI=8,VF=8,TC=2")));
+    CHECK_FALSE(lower::conv_staged_stores(v, lower::parse_conv_params("PL=64,KL=64,PS=4,KS=4,U=16,VI=8,VF=8,TC=0")));
+    for (DType t : {DType::f32, DType::f64})
+      CHECK_FALSE(lower::conv_staged_stores(conv(t, ImageLayout::nhwc, FilterLayout::krsc, 3, 32, 9, 72),
+                                            lower::parse_conv_params("PL=64,KL=64,PS=4,KS=8,U=16,VI=2,VF=2,TC=1")));
+  }
+}
+
+// A TMA kernel's threads hold no copy addresses: a 64 x 256 tile in one warp group (128 accumulators
+// per thread) is legal where TMA copies it, and refused where its threads would copy with cp.async.
+TEST_CASE("CONV register estimate: TMA kernels hold no copy addresses") {
+  ConvParams p = lower::parse_conv_params("PL=64,KL=256,PS=8,KS=16,U=64,VI=8,VF=8,TC=2");
+  ir::Conv tma = ir::dense_conv(DType::f16, 16, 1024, 7, 7, 2048, 1, 1, 1, 0, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  lower::fit_conv_load_layouts(tma, p);
+  auto legal = lower::check_conv(tma, p);
+  REQUIRE_MESSAGE(legal.legal, legal.reason);
+  CHECK(lower::conv_tma(tma, p));
+  // C = 1000 is not a multiple of U: the threads copy with cp.async.
+  ir::Conv copies = ir::dense_conv(DType::f16, 16, 1000, 7, 7, 2048, 1, 1, 1, 0, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  CHECK_FALSE(lower::conv_tma(copies, p));
+  CHECK_REJECTED(lower::check_conv(copies, p), "an estimated");
+  CHECK(lower::estimate_conv_registers(tma, p) < lower::estimate_conv_registers(copies, p));
+  if (lower::ptxas_available()) {
+    auto kernel = lower::emit_conv(tma, p, lower::Target{90, false}, {});
+    auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+    REQUIRE_MESSAGE(report.ok, report.log);
+    CHECK(report.spill_stores == 0);
+    CHECK(report.registers <= lower::estimate_conv_registers(tma, p));
   }
 }
 

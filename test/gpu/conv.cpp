@@ -13,6 +13,7 @@
 #include <isaac/ir/pattern.hpp>
 #include <isaac/runtime/runtime.hpp>
 
+#include "support/conv_staged_cases.hpp"
 #include "support/conv_tma_cases.hpp"
 #include "support/host_data.hpp"
 #include "support/parallel_compile.hpp"
@@ -38,11 +39,13 @@ struct Case {
   lower::ConvParams params;
   lower::ConvEpilogue epilogue;
   double alpha, beta;
+  std::int64_t output_offset = 0;  // elements between the output buffer's start and the output
 };
 
 std::string describe(const Case& c) {
-  return fmt::format("{} params={} epilogue={} alpha={} beta={}", ir::to_string(c.problem), c.params.str(),
-                     lower::to_string(c.epilogue), c.alpha, c.beta);
+  return fmt::format("{} params={} epilogue={} alpha={} beta={}{}", ir::to_string(c.problem), c.params.str(),
+                     lower::to_string(c.epilogue), c.alpha, c.beta,
+                     c.output_offset ? fmt::format(" output offset={}", c.output_offset) : "");
 }
 
 std::int64_t span(const std::array<std::int64_t, 4>& extents, const std::array<std::int64_t, 4>& strides) {
@@ -219,7 +222,8 @@ void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng,
   const ir::Conv& v = c.problem;
   std::int64_t in_count = span({v.n, v.c, v.h, v.w}, v.input_strides);
   std::int64_t f_count = span({v.k, v.c, v.r, v.s}, v.filter_strides);
-  std::int64_t o_count = span({v.n, v.k, v.p, v.q}, v.output_strides);
+  // The output buffer: the offset, then the output's span (with the gaps of its strides).
+  std::int64_t o_count = c.output_offset + span({v.n, v.k, v.p, v.q}, v.output_strides);
   HostArray in(v.dtype, in_count), f(v.dtype, f_count), o_in(v.dtype, o_count), bias(v.dtype, v.k);
   in.fill_random(rng);
   if (place_specials) place_specials(v, in);
@@ -235,10 +239,26 @@ void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng,
   dout.fill_bytes(0xFF);
   if (c.beta != 0) dout.upload(o_in.bytes.data(), o_in.bytes.size());
   runtime::Stream stream;
-  kernel.run(dout.ptr(), di.ptr(), df.ptr(), c.alpha, c.beta, stream, c.epilogue.bias ? dbias.ptr() : 0);
+  const std::int64_t elem = ir::size_of(v.dtype);
+  kernel.run(dout.ptr() + c.output_offset * elem, di.ptr(), df.ptr(), c.alpha, c.beta, stream,
+             c.epilogue.bias ? dbias.ptr() : 0);
   stream.synchronize();
   HostArray out(v.dtype, o_count);
   dout.download(out.bytes.data(), out.bytes.size());
+  // The kernel writes the output's elements and nothing else: the offset and the gaps keep their bytes.
+  std::vector<bool> written(static_cast<std::size_t>(o_count), false);
+  for (std::int64_t n = 0; n < v.n; ++n)
+    for (std::int64_t k = 0; k < v.k; ++k)
+      for (std::int64_t p = 0; p < v.p; ++p)
+        for (std::int64_t q = 0; q < v.q; ++q)
+          written[c.output_offset + n * v.output_strides[0] + k * v.output_strides[1] + p * v.output_strides[2] +
+                  q * v.output_strides[3]] = true;
+  std::int64_t touched = 0;
+  for (std::int64_t i = 0; i < o_count; ++i)
+    if (!written[i] && !std::equal(out.bytes.begin() + i * elem, out.bytes.begin() + (i + 1) * elem,
+                                   c.beta != 0 ? o_in.bytes.begin() + i * elem : std::vector<unsigned char>(elem, 0xFF).begin()))
+      ++touched;
+  CHECK_MESSAGE(touched == 0, describe(c) << ": " << touched << " elements outside the output were written");
 
   // The reference sum, and the sum of magnitudes, in float64.
   ir::Contraction contraction = ir::conv_contraction(v);
@@ -271,14 +291,14 @@ void check(const Case& c, const CompiledConv& kernel, std::mt19937_64& rng,
     for (std::int64_t k = 0; k < v.k; ++k)
       for (std::int64_t p = 0; p < v.p; ++p)
         for (std::int64_t q = 0; q < v.q; ++q) {
-          std::size_t i = n * os[0] + k * os[1] + p * os[2] + q * os[3];
+          std::size_t i = n * os[0] + k * os[1] + p * os[2] + q * os[3], at = c.output_offset + i;
           double expected = c.alpha * sum[i];
           double mag = std::abs(c.alpha) * magnitude[i];
-          if (c.beta != 0) expected += c.beta * o_in.values[i], mag += std::abs(c.beta * o_in.values[i]);
+          if (c.beta != 0) expected += c.beta * o_in.values[at], mag += std::abs(c.beta * o_in.values[at]);
           if (c.epilogue.bias) expected += bias.values[k], mag += std::abs(bias.values[k]);
           if (c.epilogue.relu) expected = std::max(expected, 0.0);
           double bound = test::error_bound(mag, terms, accumulation, v.dtype, output_roundings);
-          double got = out.get(i);
+          double got = out.get(at);
           bool ok = std::isfinite(expected) ? std::isfinite(got) && std::abs(got - expected) <= bound
                                             : (std::isnan(expected) ? std::isnan(got) : got == expected);
           if (!ok && wrong++ == 0)
@@ -373,6 +393,28 @@ TEST_CASE("CONV TMA: f16 NHWC/KRSC on wgmma, copied by the Tensor Memory Acceler
     REQUIRE(lower::conv_tma(c.problem, c.params));
     cases.push_back({c.problem, c.params, c.epilogue, 1.25, c.beta});
   }
+  compile_and_check(cases);
+}
+
+// The staged stores of 16-bit tensor-core kernels (lower::conv_staged_stores): the cases of
+// support/conv_staged_cases.hpp (and the outputs beside them that keep the direct stores), whose
+// 16-byte stores the CPU test checks, in f16 and bf16. check() also finds any element written outside
+// the output (its gaps, and the element before it).
+TEST_CASE("CONV staged stores: 16-bit tensor-core results leave in 16-byte runs where the output allows") {
+  auto info = runtime::device_info(0);
+  if (info.compute_capability() != 90) {
+    MESSAGE("SKIPPED: the cases run on wgmma, which only sm_90 has; this device is sm_" << info.compute_capability());
+    return;
+  }
+  std::vector<Case> cases;
+  for (ir::DType t : {ir::DType::f16, ir::DType::bf16})
+    for (const test::ConvStagedCase& c : test::conv_staged_cases(t)) {
+      INFO(c.what << ": " << ir::to_string(c.problem) << " " << c.params.str());
+      auto legal = lower::check_conv(c.problem, c.params, c.epilogue, device_limits(info));
+      REQUIRE_MESSAGE(legal, legal.reason);
+      CHECK(lower::conv_staged_stores(c.problem, c.params) == c.staged);
+      cases.push_back({c.problem, c.params, c.epilogue, 1.25, c.beta, c.output_offset});
+    }
   compile_and_check(cases);
 }
 

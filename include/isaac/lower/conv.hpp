@@ -87,12 +87,14 @@ Legality check_conv(const ir::Conv& problem, const ConvParams& p, const ConvEpil
 Legality check_conv_problem(const ir::Conv& problem, const DeviceLimits& device = {});
 bool conv_legal(const ir::Conv& problem, const ConvParams& p, const ConvEpilogue& epilogue = {},
                 const DeviceLimits& device = {});
-// The parameters alone, for a dtype and the two contiguity choices above.
+// The parameters alone, for a dtype and the two contiguity choices above, with the registers of a
+// kernel that copies its tiles itself (not by TMA).
 Legality check_conv_params(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
                            const ConvParams& p, const DeviceLimits& device = {});
 
+// tma_copies: the tiles come by TMA (conv_tma), so no thread holds a copy's addresses.
 int estimate_conv_registers(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
-                            const ConvParams& p);
+                            const ConvParams& p, bool tma_copies = false);
 // The same for any set, WG=1 included (whose registers depend on the filter's size).
 int estimate_conv_registers(const ir::Conv& problem, const ConvParams& p);
 int conv_shared_bytes(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
@@ -148,6 +150,16 @@ ConvGrid conv_grid(const ir::Conv& problem, const ConvParams& p);
 bool conv_tma(const ir::Conv& problem, const ConvParams& p);
 // Whether a conv_tma kernel has a producer warp (its launch then has p.threads() + 32 threads).
 bool conv_tma_producer_warp(const ir::Conv& problem, const ConvParams& p);
+
+// 16-bit tensor-core kernels (TC=1 and 2) without a split (CG = CL = 1), on an output whose runs of 8
+// elements along its contiguous axis are contiguous and keep its alignment (NHWC with K a multiple of
+// 8; CHWN and NCHW where the pixels pack in eights), stage their results, alpha x the sum in f32, in
+// shared memory once the main loop is over, and write the output in those runs: one 16-byte store
+// where the run is whole and the output 16-byte aligned, element stores elsewhere; beta, the bias and
+// relu are applied on the way out. Not a parameter. conv_staging_bytes: the staging's shared memory
+// (0 without it), which the kernel's takes the larger of with the tiles'.
+bool conv_staged_stores(const ir::Conv& problem, const ConvParams& p);
+int conv_staging_bytes(const ir::Conv& problem, const ConvParams& p);
 
 // conv_tma: the two tensor maps a launch builds for its pointers (runtime/tensor_map.hpp), in elements
 // except the strides (bytes).
