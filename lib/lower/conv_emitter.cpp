@@ -266,14 +266,15 @@ Value* ConvEmitter::output_ptr(Value* m, Value* k) {
   return gep(elem_, O_, offset);
 }
 
-// 16-bit tensor-core tiles without a split, on an output whose runs of 8 are contiguous
-// (conv_staged_stores). A thread's mma and wgmma cells pair two filters of one pixel, scattered over
-// O: as 2-byte stores, a warp's store covered a few bytes of each of eight pixels. The cells go
-// through shared memory instead (alpha x sum in f32), along O's contiguous axis, and come back as
-// runs of 8 elements: a whole run in an aligned O is one 16-byte store (beta's old values one
-// 16-byte load), a partial run at the tile's edge, or any run of an O that is not 16-byte aligned,
-// eight element stores. beta, the bias and relu are applied on the way out, so each result is
-// rounded once.
+// 16-bit tensor-core tiles on an output whose runs of 8 are contiguous (conv_staged_stores). A
+// thread's mma and wgmma cells pair two filters of one pixel, scattered over O: as 2-byte stores, a
+// warp's store covered a few bytes of each of eight pixels. The cells go through shared memory
+// instead (alpha x sum in f32), along O's contiguous axis, and come back as runs of 8 elements: a
+// whole run in an aligned O is one 16-byte store (beta's old values one 16-byte load), a partial run
+// at the tile's edge, or any run of an O that is not 16-byte aligned, eight element stores. beta, the
+// bias and relu are applied on the way out, so each result is rounded once. Under a CG split the
+// runs are added to O instead: one vector reduction (sm_90; four f16x2 ones before) in place of
+// eight 2-byte ones.
 void ConvEmitter::staged_epilogue(Value* m0, Value* n0) {
   const bool along_filters = conv_stages_along_filters(v_);
   const int pitch = conv_staging_pitch(v_, p_), width = 8;
@@ -317,15 +318,36 @@ void ConvEmitter::staged_epilogue(Value* m0, Value* n0) {
       }
       predicated_vector_store(ptr, values, b_.getTrue());
     };
+    auto element_ok = [&](int e) {
+      auto [me, ne] = element(e);
+      return b_.CreateAnd(in_tile, b_.CreateAnd(b_.CreateICmpULT(me, c32(npq_)), b_.CreateICmpULT(ne, c32(v_.k))));
+    };
     auto element_stores = [&](bool with_o) {
       for (int e = 0; e < width; ++e) {
         auto [me, ne] = element(e);
         Value* ptr = output_ptr(me, ne);
-        Value* ok = b_.CreateAnd(in_tile, b_.CreateAnd(b_.CreateICmpULT(me, c32(npq_)), b_.CreateICmpULT(ne, c32(v_.k))));
         Value* old = with_o ? b_.CreateAlignedLoad(elem_, ptr, llvm::Align(l_.elem)) : nullptr;
-        predicated("st", ptr, result(b_.CreateExtractElement(staged, c32(e)), old, epi_.bias ? bias_of(ne) : nullptr), ok);
+        predicated("st", ptr, result(b_.CreateExtractElement(staged, c32(e)), old, epi_.bias ? bias_of(ne) : nullptr),
+                   element_ok(e));
       }
     };
+    if (p_.cg > 1) {  // O holds beta * O + bias already (the prepare kernel): add the block's part
+      auto part = [&](int e) { return to_elem(b_.CreateExtractElement(staged, c32(e))); };
+      if_else(
+          b_.CreateAnd(o_aligned, whole),
+          [&] {
+            std::vector<Value*> values;
+            for (int e = 0; e < width; ++e) values.push_back(part(e));
+            predicated_vector_red(output_ptr(m, n), values, b_.getTrue(), sm_);
+          },
+          [&] {
+            for (int e = 0; e < width; ++e) {
+              auto [me, ne] = element(e);
+              predicated("red", output_ptr(me, ne), part(e), element_ok(e));
+            }
+          });
+      return;
+    }
     if_else(b_.CreateAnd(o_aligned, whole),
             [&] { if_else(read_o, [&] { vector_store(true); }, [&] { vector_store(false); }); },
             [&] { if_else(read_o, [&] { element_stores(true); }, [&] { element_stores(false); }); });

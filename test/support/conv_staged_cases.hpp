@@ -1,15 +1,16 @@
 #pragma once
 // The convolutions that test the staged stores of 16-bit tensor-core CONV kernels
 // (lower::conv_staged_stores): results leave through shared memory as runs of 8 elements along the
-// output's contiguous axis, one 16-byte store where the run is whole and the output aligned, eight
-// element stores elsewhere; outputs whose runs are not contiguous keep the direct stores. The CPU
+// output's contiguous axis, one 16-byte store (under a CG split, one vector reduction) where the run
+// is whole and the output aligned, eight element stores elsewhere; outputs whose runs are not
+// contiguous keep the direct stores. The CPU
 // test checks which kernels stage and hold 16-byte stores; the GPU test runs them against the
 // reference and checks that nothing outside the output is written.
 //
 // Runs along the filters (NHWC outputs, dense and with padded pixel strides, K a multiple of 8 or
 // not) and along the pixels (CHWN packed over N = 8; NCHW with P x Q a multiple of 8 and not), on
-// wgmma and mma.sync, with bias, relu and beta, partial runs at the tiles' edges, and an output one
-// element past an aligned address.
+// wgmma and mma.sync, with bias, relu and beta, CG splits, partial runs at the tiles' edges, and
+// outputs one element past an aligned address.
 #include <isaac/ir/conv.hpp>
 #include <isaac/lower/conv.hpp>
 
@@ -45,6 +46,10 @@ inline std::vector<ConvStagedCase> conv_staged_cases(ir::DType dtype = ir::DType
   add("NHWC, K = 72: whole runs of filters", nhwc(72), wgmma_nhwc, {.bias = true, .relu = true}, 0.0, 0, true);
   add("NHWC, K = 72, beta", nhwc(72), wgmma_nhwc, {}, -0.75, 0, true);
   add("NHWC, K = 72, mma.sync", nhwc(72), mma_nhwc, {.bias = true}, 0.5, 0, true);
+  add("NHWC, K = 72, a CG = 2 split adding runs", nhwc(72), "PL=64,KL=64,PS=8,KS=4,U=32,CG=2,VI=8,VF=8,TC=2",
+      {.bias = true}, -0.75, 0, true);
+  add("NHWC, K = 72, CG = 4 with mma.sync, output one element past an aligned address", nhwc(72),
+      "PL=64,KL=64,PS=4,KS=8,U=16,CG=4,VI=8,VF=8,TC=1", {}, 0.5, 1, true);
   add("NHWC, K = 37: pixels 37 elements apart", nhwc(37), wgmma_nhwc, {.bias = true}, 0.0, 0, false);
   add("NHWC, output one element past an aligned address", nhwc(72), wgmma_nhwc, {.relu = true}, -0.5, 1, true);
   // Pixels 48 elements apart: runs stay aligned, with gaps between pixels; the last run of each
@@ -69,6 +74,9 @@ inline std::vector<ConvStagedCase> conv_staged_cases(ir::DType dtype = ir::DType
   add("NCHW, P x Q = 64: runs of pixels within an image",
       ir::dense_conv(dtype, 2, 16, 8, 8, 48, 3, 3, 1, 1, 1, ImageLayout::nchw, FilterLayout::kcrs), mma_nchw,
       {.bias = true}, 0.0, 0, true);
+  add("NCHW, P x Q = 64, a CG = 4 split adding runs",
+      ir::dense_conv(dtype, 2, 16, 8, 8, 48, 3, 3, 1, 1, 1, ImageLayout::nchw, FilterLayout::kcrs),
+      "PL=64,KL=32,PS=4,KS=4,U=16,CG=4,VI=1,VF=1,TC=1", {.bias = true}, 0.5, 0, true);
   add("NCHW, P x Q = 49: runs cross images",
       ir::dense_conv(dtype, 2, 16, 7, 7, 48, 3, 3, 1, 1, 1, ImageLayout::nchw, FilterLayout::kcrs), mma_nchw, {},
       -0.75, 0, false);

@@ -151,13 +151,14 @@ bool conv_tma(const ir::Conv& problem, const ConvParams& p);
 // Whether a conv_tma kernel has a producer warp (its launch then has p.threads() + 32 threads).
 bool conv_tma_producer_warp(const ir::Conv& problem, const ConvParams& p);
 
-// 16-bit tensor-core kernels (TC=1 and 2) without a split (CG = CL = 1), on an output whose runs of 8
-// elements along its contiguous axis are contiguous and keep its alignment (NHWC with K a multiple of
-// 8; CHWN and NCHW where the pixels pack in eights), stage their results, alpha x the sum in f32, in
-// shared memory once the main loop is over, and write the output in those runs: one 16-byte store
-// where the run is whole and the output 16-byte aligned, element stores elsewhere; beta, the bias and
-// relu are applied on the way out. Not a parameter. conv_staging_bytes: the staging's shared memory
-// (0 without it), which the kernel's takes the larger of with the tiles'.
+// 16-bit tensor-core kernels (TC=1 and 2) without warp groups splitting a stage (CL = 1), on an
+// output whose runs of 8 elements along its contiguous axis are contiguous and keep its alignment
+// (NHWC with K a multiple of 8; CHWN and NCHW where the pixels pack in eights), stage their results,
+// alpha x the sum in f32, in shared memory once the main loop is over, and write the output in those
+// runs: one 16-byte store where the run is whole and the output 16-byte aligned, element stores
+// elsewhere; beta, the bias and relu are applied on the way out. Under a CG split, one vector
+// reduction per run (element reductions elsewhere). Not a parameter. conv_staging_bytes: the
+// staging's shared memory (0 without it), which the kernel's takes the larger of with the tiles'.
 bool conv_staged_stores(const ir::Conv& problem, const ConvParams& p);
 int conv_staging_bytes(const ir::Conv& problem, const ConvParams& p);
 
