@@ -277,7 +277,8 @@ Value* ConvEmitter::output_ptr(Value* m, Value* k) {
 // eight 2-byte ones.
 void ConvEmitter::staged_epilogue(Value* m0, Value* n0) {
   const bool along_filters = conv_stages_along_filters(v_);
-  const int pitch = conv_staging_pitch(v_, p_), width = 8;
+  // The runs for_each_staged_run reads back: 16 bytes of the output.
+  const int pitch = conv_staging_pitch(v_, p_), width = 16 / l_.elem;
   barrier();  // every warp is done with the pipeline's buffers
   stage_scaled_cells(alpha_, [&](Value* row, Value* column) {
     return along_filters ? b_.CreateAdd(b_.CreateMul(row, c32(pitch)), column)
