@@ -24,10 +24,12 @@ inline GemmLayout conv_layout(ir::DType dtype, bool input_reduction_contiguous, 
   return GemmLayout(dtype, input_reduction_contiguous, filter_k_contiguous, conv_as_gemm(p));
 }
 
-// The tiling the direct kernel runs: conv_as_gemm, with TMA=1 where conv_tma holds.
+// The tiling the direct kernel runs: conv_as_gemm, with TMA=1 where conv_tma holds, and that many
+// stages (conv_pipeline_stages).
 inline GemmParams conv_kernel_tiling(const ir::Conv& v, const ConvParams& p) {
   GemmParams g = conv_as_gemm(p);
   g.tma = conv_tma(v, p) ? 1 : 0;
+  g.st = conv_pipeline_stages(v, p);
   return g;
 }
 
@@ -38,20 +40,25 @@ inline int conv_staging_pitch(const ir::Conv& v, const ConvParams& p) {
   return (conv_stages_along_filters(v) ? p.kl : p.pl) + 4;
 }
 
-// TMA=1: the stages' mbarriers (filled, emptied) lie after the tiles and the staging.
-inline int conv_barriers_offset(const ir::Conv& v, const ConvParams& p) {
-  const GemmParams g = conv_kernel_tiling(v, p);
+// The direct kernel's dynamic shared memory under tiling g: the tiles (or the warp groups' reduction)
+// and the staging of the stores, sharing their memory, then with TMA the stages' mbarriers (filled,
+// emptied), 8-byte aligned.
+inline int conv_barriers_offset(const ir::Conv& v, const ConvParams& p, const GemmParams& g) {
   const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
   return (std::max(l.shared_bytes(g), conv_staging_bytes(v, p)) + 7) / 8 * 8;
 }
-
-// The direct kernel's dynamic shared memory: the tiles (or the warp groups' reduction), the staging of
-// the stores and, with TMA, the mbarriers.
-inline int conv_kernel_shared_bytes(const ir::Conv& v, const ConvParams& p) {
-  const GemmParams g = conv_kernel_tiling(v, p);
+inline int conv_tiling_shared_bytes(const ir::Conv& v, const ConvParams& p, const GemmParams& g) {
   const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
-  if (g.tma) return conv_barriers_offset(v, p) + 16 * l.stages;
+  if (g.tma) return conv_barriers_offset(v, p, g) + 16 * l.stages;
   return std::max(l.shared_bytes(g), conv_staging_bytes(v, p));
+}
+
+// The same for the tiling the kernel runs.
+inline int conv_barriers_offset(const ir::Conv& v, const ConvParams& p) {
+  return conv_barriers_offset(v, p, conv_kernel_tiling(v, p));
+}
+inline int conv_kernel_shared_bytes(const ir::Conv& v, const ConvParams& p) {
+  return conv_tiling_shared_bytes(v, p, conv_kernel_tiling(v, p));
 }
 
 }  // namespace isaac::lower

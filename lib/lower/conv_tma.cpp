@@ -18,6 +18,23 @@ int upper_corner(std::int64_t extent, std::int64_t out, std::int64_t stride, std
 
 bool within_corner_range(std::int64_t x) { return x >= -128 && x <= 127; }
 
+// The shallowest ring deeper than four stages that a CONV kernel takes. On the H200 (round 60: 210
+// sets of DeepBench's Conv6-8, 13 and 14 whose grids fit on the SMs), rings of 8 to 16 stages ran 64 x 32
+// to 128 x 64 tiles 1.2-1.6x as fast as four stages (geometric means per tile shape), while 128 x 128
+// tiles, whose 32 KB stages leave room for six, ran 0.90-0.96x as fast, and 256 x 32 tiles (five)
+// 1.02x.
+constexpr int conv_min_deep_stages = 8;
+
+// The implicit GEMM as GEMM's TMA rules see it: an NHWC input is A with K (the reduction)
+// contiguous, a KRSC filter is B with K contiguous.
+ir::Gemm implicit_tma_gemm(const ir::Conv& v) {
+  ir::Gemm g;
+  g.dtype = v.dtype;
+  g.m = v.n * v.p * v.q, g.n = v.k, g.k = v.c * v.r * v.s;
+  g.a_trans = true, g.b_trans = false;
+  return g;
+}
+
 }  // namespace
 
 bool conv_tma(const ir::Conv& v, const ConvParams& p) {
@@ -44,13 +61,20 @@ bool conv_tma(const ir::Conv& v, const ConvParams& p) {
 
 bool conv_tma_producer_warp(const ir::Conv& v, const ConvParams& p) {
   if (!conv_tma(v, p)) return false;
-  // GEMM's rule on the implicit GEMM: an NHWC input is A with K (the reduction) contiguous, a KRSC
-  // filter is B with K contiguous.
-  ir::Gemm g;
-  g.dtype = v.dtype;
-  g.m = v.n * v.p * v.q, g.n = v.k, g.k = v.c * v.r * v.s;
-  g.a_trans = true, g.b_trans = false;
-  return tma_producer_warp(g, conv_kernel_tiling(v, p));
+  return tma_producer_warp(implicit_tma_gemm(v), conv_kernel_tiling(v, p));
+}
+
+int conv_pipeline_stages(const ir::Conv& v, const ConvParams& p) {
+  if (!conv_tma(v, p)) return 0;
+  const ir::Gemm g = implicit_tma_gemm(v);
+  GemmParams t = conv_as_gemm(p);
+  t.tma = 1;
+  if (!gemm_runs_deep_pipeline(g, t)) return 0;
+  // The deepest whose shared memory, the staging of the stores and the mbarriers included, fits.
+  const int budget = std::min(gemm_deep_pipeline_bytes, DeviceLimits{}.max_shared_per_block);
+  t.st = int(std::min<std::int64_t>(gemm_max_stages, gemm_k_tiles_per_block(g, t)));
+  while (t.st >= conv_min_deep_stages && conv_tiling_shared_bytes(v, p, t) > budget) --t.st;
+  return t.st >= conv_min_deep_stages ? t.st : 0;
 }
 
 ConvTensorMaps conv_tensor_maps(const ir::Conv& v, const ConvParams& p) {

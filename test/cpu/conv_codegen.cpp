@@ -437,8 +437,10 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
     CHECK(count(kernel.ptx, "cp.async.cg") == 0);
     CHECK(count(kernel.ptx, "cp.async.ca") == 0);
     CHECK(count(kernel.ptx, "mbarrier.try_wait.parity") >= 1);
-    // Four stages of (64 + 64) x 32 halves, then a filled and an emptied mbarrier per stage.
-    CHECK(kernel.shared_bytes == 4 * 128 * 32 * 2 + 4 * 16);
+    // 16 blocks, each reading 15 stages: a ring of all 15 (conv_pipeline_stages), each of (64 + 64) x
+    // 32 halves, then a filled and an emptied mbarrier per stage.
+    REQUIRE(lower::conv_pipeline_stages(v, p) == 15);
+    CHECK(kernel.shared_bytes == 15 * 128 * 32 * 2 + 15 * 16);
     CHECK(kernel.threads == p.threads() + (lower::conv_tma_producer_warp(v, p) ? 32 : 0));
     if (lower::ptxas_available()) {
       auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
@@ -450,22 +452,26 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
   SUBCASE("the GPU test's TMA cases are legal, copy with TMA, and assemble without spills") {
     auto cases = test::conv_tma_cases();
     for (const test::ConvTmaCase& c : test::conv_tma_cases(DType::bf16)) cases.push_back(c);
-    int producers = 0;
+    int producers = 0, deep = 0;
     for (const test::ConvTmaCase& c : cases) {
       INFO(ir::to_string(c.problem) << " " << c.params.str());
       auto legal = lower::check_conv(c.problem, c.params, c.epilogue);
       REQUIRE_MESSAGE(legal.legal, legal.reason);
       REQUIRE(lower::conv_tma(c.problem, c.params));
       producers += lower::conv_tma_producer_warp(c.problem, c.params);
+      deep += lower::conv_pipeline_stages(c.problem, c.params) > 0;
       if (!lower::ptxas_available()) continue;
       auto kernel = lower::emit_conv(c.problem, c.params, lower::Target{90, false}, c.epilogue);
       auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
       REQUIRE_MESSAGE(report.ok, report.log);
       CHECK(report.spill_stores == 0);
     }
-    // Some run long enough for a producer warp of their own, others issue from thread 0.
+    // Some run long enough for a producer warp of their own, others issue from thread 0; some on grids
+    // small enough for a deep ring (conv_pipeline_stages), others on four stages.
     CHECK(producers >= 2);
     CHECK(producers < static_cast<int>(cases.size()));
+    CHECK(deep >= 2);
+    CHECK(deep < static_cast<int>(cases.size()));
   }
 
   SUBCASE("the maps of the GPU test's TMA cases pass the runtime's rules") {
@@ -496,6 +502,52 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
     REQUIRE(lower::conv_legal(deep, q));
     CHECK(lower::conv_tma_producer_warp(deep, q));  // 36 stages
     CHECK(lower::emit_conv(deep, q, lower::Target{90, false}, {}).threads == q.threads() + 32);
+  }
+}
+
+// GEMM's deep pipeline on the implicit GEMM: where the grid (tiles x CG) fits on the SMs one block
+// each, the ring holds as many stages as fit in 200 KB, the block's stages at most, where that is at
+// least eight.
+TEST_CASE("TMA CONV kernels deepen their ring where the grid fits on the SMs one block each") {
+  // DeepBench's Conv13: 784 pixels x 512 filters, C*R*S = 4608 (72 stages of U = 64).
+  const ir::Conv v = ir::dense_conv(DType::f16, 16, 512, 9, 9, 512, 3, 3, 1, 0, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  auto fitted = [&](const char* text) {
+    ConvParams p = lower::parse_conv_params(text);
+    lower::fit_conv_load_layouts(v, p);
+    auto legal = lower::check_conv(v, p);
+    REQUIRE_MESSAGE(legal.legal, legal.reason);
+    return p;
+  };
+  const ConvParams one_wave = fitted("PL=64,KL=64,PS=8,KS=4,U=64,VI=8,VF=8,TC=2");  // 13 x 8 = 104 blocks
+  REQUIRE(lower::conv_tma(v, one_wave));
+  // Stages of (64 + 64) x 64 halves, 16 KB: 12 fit in 200 KB with their mbarriers, 13 do not.
+  CHECK(lower::conv_pipeline_stages(v, one_wave) == 12);
+  // A split that keeps the grid within the SMs: 52 x 2 blocks of 36 stages each, of 24 KB: 8 fit.
+  CHECK(lower::conv_pipeline_stages(v, fitted("PL=64,KL=128,PS=8,KS=8,U=64,CG=2,VI=8,VF=8,TC=2")) == 8);
+  // Four stages elsewhere: 208 blocks; 104 x 2 blocks; one stage buffer (DB=0); a 128 x 128 tile,
+  // whose stages of 32 KB leave room for six (slower than four); and a 128 x 256 tile (four).
+  CHECK(lower::conv_pipeline_stages(v, fitted("PL=64,KL=32,PS=8,KS=2,U=64,VI=8,VF=8,TC=2")) == 0);
+  CHECK(lower::conv_pipeline_stages(v, fitted("PL=64,KL=64,PS=8,KS=4,U=64,CG=2,VI=8,VF=8,TC=2")) == 0);
+  CHECK(lower::conv_pipeline_stages(v, fitted("PL=64,KL=64,PS=8,KS=4,U=64,DB=0,VI=8,VF=8,TC=2")) == 0);
+  CHECK(lower::conv_pipeline_stages(v, fitted("PL=128,KL=128,PS=8,KS=8,U=64,VI=8,VF=8,TC=2")) == 0);
+  CHECK(lower::conv_pipeline_stages(v, fitted("PL=128,KL=256,PS=8,KS=16,U=64,VI=8,VF=8,TC=2")) == 0);
+  // A block of seven stages (C*R*S = 448): a ring of all seven would be shallower than eight.
+  const ir::Conv short_reduction =
+      ir::dense_conv(DType::f16, 16, 448, 7, 7, 512, 1, 1, 1, 0, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  REQUIRE(lower::conv_tma(short_reduction, one_wave));
+  CHECK(lower::conv_pipeline_stages(short_reduction, one_wave) == 0);
+  // Copied with cp.async (a CHWN input): no TMA ring.
+  const ir::Conv chwn = ir::dense_conv(DType::f16, 16, 512, 9, 9, 512, 3, 3, 1, 0, 1, ImageLayout::chwn, FilterLayout::krsc);
+  CHECK(lower::conv_pipeline_stages(chwn, lower::parse_conv_params("PL=64,KL=64,PS=8,KS=4,U=64,VI=8,VF=8,TC=2")) == 0);
+
+  // The kernel holds the ring: 12 stages, their mbarriers after the tiles, and a producer warp.
+  auto kernel = lower::emit_conv(v, one_wave, lower::Target{90, false}, {});
+  CHECK(kernel.shared_bytes == 12 * 128 * 64 * 2 + 12 * 16);
+  CHECK(kernel.threads == one_wave.threads() + 32);
+  if (lower::ptxas_available()) {
+    auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+    REQUIRE_MESSAGE(report.ok, report.log);
+    CHECK(report.spill_stores == 0);
   }
 }
 

@@ -7,7 +7,7 @@
 // padding and dilation per axis), so that a corner, offset or stride given for the wrong axis reads
 // the wrong taps: 32-, 64- and 128-byte rows (U = 16, 32, 64), several channel blocks per tap, pixel
 // tiles that run past an image and past the last one, K past a tile and K = 1, CG splits with bias,
-// beta != 0, and reductions long enough for a producer warp.
+// beta != 0, reductions long enough for a producer warp, and grids small enough for a deep ring.
 #include <isaac/ir/conv.hpp>
 #include <isaac/lower/conv.hpp>
 

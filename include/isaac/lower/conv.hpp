@@ -150,6 +150,14 @@ ConvGrid conv_grid(const ir::Conv& problem, const ConvParams& p);
 bool conv_tma(const ir::Conv& problem, const ConvParams& p);
 // Whether a conv_tma kernel has a producer warp (its launch then has p.threads() + 32 threads).
 bool conv_tma_producer_warp(const ir::Conv& problem, const ConvParams& p);
+// The stages of a conv_tma kernel's ring: GEMM's deep pipeline (fit_gemm_pipeline_depth) where its
+// rule holds on the implicit GEMM, the grid (tiles x CG) fitting on the H100's SMs one block each:
+// the most, up to gemm_max_stages and the block's stages, within gemm_deep_pipeline_bytes, where that
+// is at least 8 (fewer were slower than four on the H200: docs/conv.md, "Deep pipelines"). 0 (four
+// stages) elsewhere. Not a parameter, as for GEMM: the tuner's model knows the set, and the kernel
+// deepens its ring where the grid leaves SMs with one block each, whose copies a ring of four leaves
+// waiting.
+int conv_pipeline_stages(const ir::Conv& problem, const ConvParams& p);
 
 // 16-bit tensor-core kernels (TC=1 and 2) without warp groups splitting a stage (CL = 1), on an
 // output whose runs of 8 elements along its contiguous axis are contiguous and keep its alignment
