@@ -53,12 +53,9 @@ inline int conv_tiling_shared_bytes(const ir::Conv& v, const ConvParams& p, cons
   return std::max(l.shared_bytes(g), conv_staging_bytes(v, p));
 }
 
-// The same for the tiling the kernel runs.
+// The same for the tiling the kernel runs (conv_kernel_shared_bytes, conv.hpp, gives its shared memory).
 inline int conv_barriers_offset(const ir::Conv& v, const ConvParams& p) {
   return conv_barriers_offset(v, p, conv_kernel_tiling(v, p));
-}
-inline int conv_kernel_shared_bytes(const ir::Conv& v, const ConvParams& p) {
-  return conv_tiling_shared_bytes(v, p, conv_kernel_tiling(v, p));
 }
 
 }  // namespace isaac::lower

@@ -66,6 +66,10 @@ int conv_shared_bytes(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
   return conv_layout(dtype, in_red, f_k, p).shared_bytes(g);
 }
 
+int conv_kernel_shared_bytes(const ir::Conv& v, const ConvParams& p) {
+  return conv_tiling_shared_bytes(v, p, conv_kernel_tiling(v, p));
+}
+
 namespace {
 
 // WG=1: what the parameters alone must satisfy (the planes, and so the registers and shared memory,

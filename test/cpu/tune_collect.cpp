@@ -9,10 +9,12 @@
 // and those of bad input to the tools (damaged data rows, options out of range, bad paths, damaged
 // caches and decision files; isaac-report and isaac-info, built beside isaac-tune, likewise).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "../../tools/isaac-tune/collect_conv_check.hpp"
 
 #include <isaac/ir/evaluate.hpp>
+#include <isaac/lower/conv.hpp>
 #include <isaac/ir/pattern.hpp>
 
 #include <algorithm>
@@ -577,6 +579,46 @@ TEST_CASE("the dataset reader takes a batch column: batched rows are their own j
   CHECK(tune("train --data '" + bad.string() + "' --hidden 4 --epochs 2 --out '" + (dir.path / "bad.json").string() + "'",
              dir, &log) != 0);
   CHECK(log.find("bad.csv:2: batch 0: a batched GEMM has at least one") != std::string::npos);
+}
+
+// Since 0.1.43 a TMA CONV set whose grid fits on the SMs deepens its ring: a row timed before, at four
+// stages, records less shared memory than the deep kernel has and is left out, as GEMM rows of another
+// ST are; the deep kernel's own row, and a four-stage set's, are kept.
+TEST_CASE("the dataset reader leaves out CONV rows timed before their set's ring deepened") {
+  namespace ir = isaac::ir;
+  namespace lower = isaac::lower;
+  Dir dir;
+  const ir::Conv v = ir::dense_conv(ir::DType::f16, 16, 512, 9, 9, 512, 3, 3, 1, 0, 1, ir::ImageLayout::nhwc,
+                                    ir::FilterLayout::krsc);  // DeepBench's Conv13
+  const auto fitted = [&](const char* text) {
+    auto p = lower::parse_conv_params(text);
+    lower::fit_conv_load_layouts(v, p);
+    return p;
+  };
+  const auto deep = fitted("PL=64,KL=64,PS=8,KS=4,U=64,VI=8,VF=8,TC=2");  // 104 blocks
+  const auto four = fitted("PL=64,KL=32,PS=8,KS=2,U=64,VI=8,VF=8,TC=2");  // 208 blocks
+  const std::string deep_set = deep.str(), four_set = four.str();
+  REQUIRE(lower::conv_legal(v, deep));
+  REQUIRE(lower::conv_legal(v, four));
+  REQUIRE(lower::conv_pipeline_stages(v, deep) == 12);
+  REQUIRE(lower::conv_pipeline_stages(v, four) == 0);
+  const int deep_bytes = lower::conv_kernel_shared_bytes(v, deep);
+  const auto row = [](const std::string& set, int shared_bytes, double tflops) {
+    return fmt::format("f16,random,NHWC/KRSC,16,512,9,9,512,3,3,1,0,1,\"{}\",ok,{},{}", set, tflops, shared_bytes);
+  };
+  const fs::path data = dir.path / "conv.csv";
+  {
+    std::ofstream out(data);
+    out << "dtype,suite,layout,n,c,h,w,k,r,s,stride,pad,dilation,params,status,tflops,shared_bytes\n"
+        << row(deep_set, deep_bytes, 210) << "\n"
+        << row(deep_set, deep_bytes / 3, 150) << "\n"  // the same set at four stages (0.1.42)
+        << row(four_set, lower::conv_kernel_shared_bytes(v, four), 140) << "\n";
+  }
+  std::string log;
+  REQUIRE(tune("train --data '" + data.string() + "' --hidden 4 --epochs 2 --out '" + (dir.path / "m.json").string() +
+                   "'",
+               dir, &log) == 0);
+  CHECK(log.find("2 measured rows, 1 jobs; 1 rows left out: timed at a TMA pipeline depth") != std::string::npos);
 }
 
 TEST_CASE("focus refuses bad shape ranges and siblings before it looks for a driver") {

@@ -355,6 +355,34 @@ TEST_CASE("CONV features: a TMA set says so, and its producer warp counts in its
   CHECK(conv_features(v, deeper)[at("wave_fill")] == doctest::Approx(789.0 / 1320));
 }
 
+TEST_CASE("CONV features: the stages of a TMA kernel's ring, deep where its grid fits on the SMs") {
+  const auto& names = conv_feature_names();
+  auto at = [&](const std::string& name) { return size_t(std::find(names.begin(), names.end(), name) - names.begin()); };
+  REQUIRE(at("log2_tma_stages") < names.size());
+  // DeepBench's Conv13 (784 pixels x 512 filters): 104 blocks of 64 x 64 run a ring of 12 stages,
+  // 208 of 64 x 32 one of four (three with DB=0); a CHWN input copies with cp.async, and has no ring.
+  const ir::Conv v = ir::dense_conv(ir::DType::f16, 16, 512, 9, 9, 512, 3, 3, 1, 0, 1, ir::ImageLayout::nhwc,
+                                    ir::FilterLayout::krsc);
+  const ir::Conv chwn = ir::dense_conv(ir::DType::f16, 16, 512, 9, 9, 512, 3, 3, 1, 0, 1, ir::ImageLayout::chwn,
+                                       ir::FilterLayout::krsc);
+  auto fitted = [&](const ir::Conv& c, const char* text) {
+    auto p = lower::parse_conv_params(text);
+    lower::fit_conv_load_layouts(c, p);
+    REQUIRE(lower::conv_legal(c, p));
+    return p;
+  };
+  const auto deep = fitted(v, "PL=64,KL=64,PS=8,KS=4,U=64,VI=8,VF=8,TC=2");
+  const auto four = fitted(v, "PL=64,KL=32,PS=8,KS=2,U=64,VI=8,VF=8,TC=2");
+  REQUIRE(lower::conv_pipeline_stages(v, deep) == 12);
+  CHECK(conv_features(v, deep)[at("log2_tma_stages")] == doctest::Approx(std::log2(12.0)));
+  CHECK(conv_features(v, four)[at("log2_tma_stages")] == 2);
+  auto three = four;  // one stage fewer with DB=0
+  three.db = 0;
+  REQUIRE(lower::conv_legal(v, three));
+  CHECK(conv_features(v, three)[at("log2_tma_stages")] == doctest::Approx(std::log2(3.0)));
+  CHECK(conv_features(chwn, fitted(chwn, "PL=64,KL=64,PS=8,KS=4,U=64,VI=8,VF=8,TC=2"))[at("log2_tma_stages")] == 0);
+}
+
 TEST_CASE("hidden layer lists") {
   CHECK(parse_hidden("64,64") == std::vector<int>{64, 64});
   CHECK(parse_hidden("0").empty());

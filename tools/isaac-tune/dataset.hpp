@@ -24,9 +24,11 @@ struct Dataset {
   std::string template_name;  // "gemm" or "conv", from the columns of the files
   std::vector<Row> rows;  // status=ok rows with a positive TFLOP/s only
   Samples samples;        // gemm_features of each row; y = log(TFLOP/s)
-  // GEMM rows left out: their set would now run at another TMA pipeline depth (ST) on a GPU of the
-  // given SM count, so their timing is of a kernel the searches no longer run (rows of collections
-  // made before 0.1.15, whose small grids ran four stages).
+  // Rows left out: their set would now run at another TMA pipeline depth, so their timing is of a
+  // kernel the searches no longer run. GEMM: the ST that fits on a GPU of the given SM count differs
+  // (collections made before 0.1.15, whose small grids ran four stages). CONV: the set's ring now
+  // deepens (lower::conv_pipeline_stages) and the row's shared_bytes is not the deep kernel's (timings
+  // made before 0.1.43).
   std::size_t other_depth = 0;
   std::vector<std::string> jobs() const;
 };

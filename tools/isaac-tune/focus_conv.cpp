@@ -181,7 +181,7 @@ int run_conv_focus(const ConvFocusFlags& f) {
                (long long)o.n_max, (long long)o.c_min, (long long)o.c_max, (long long)o.k_min, (long long)o.k_max,
                (long long)o.pq_min, (long long)o.pq_max, o.max_flops);
   std::fprintf(out, "dtype,suite,layout,n,c,h,w,k,r,s,stride,pad,dilation,params,status,median_ms,tflops,rank,"
-                    "predicted_tflops,reason,phase\n");
+                    "predicted_tflops,shared_bytes,reason,phase\n");
   runtime::Stream stream;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -208,6 +208,8 @@ int run_conv_focus(const ConvFocusFlags& f) {
     for (Candidate& cand : candidates) {
       std::string status = "ok", reason;
       double ms = 0;
+      // The kernel's own shared memory says which ring it ran (the dataset reader checks it).
+      const std::string shared_bytes = cand.kernel ? std::to_string(cand.kernel->shared_bytes) : "";
       if (!cand.kernel) {
         status = "compile", reason = cand.error;
       } else {
@@ -225,14 +227,14 @@ int run_conv_focus(const ConvFocusFlags& f) {
       }
       for (char& ch : reason)
         if (ch == '\n' || ch == '"') ch = ' ';
-      std::fprintf(out, "%s,random,%s/%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,\"%s\",%s,%s,%s,%d,%.3f,\"%s\",%s\n",
+      std::fprintf(out, "%s,random,%s/%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,\"%s\",%s,%s,%s,%d,%.3f,%s,\"%s\",%s\n",
                    std::string(ir::name(v.dtype)).c_str(), std::string(ir::name(v.input_layout)).c_str(),
                    std::string(ir::name(v.filter_layout)).c_str(), (long long)v.n, (long long)v.c, (long long)v.h,
                    (long long)v.w, (long long)v.k, (long long)v.r, (long long)v.s, (long long)v.stride_h,
                    (long long)v.pad_h, (long long)v.dilation_h, cand.params.str().c_str(), status.c_str(),
                    status == "ok" ? fmt::format("{:.6f}", ms).c_str() : "",
                    status == "ok" ? fmt::format("{:.3f}", lower::conv_flops(v) / (ms * 1e-3) / 1e12).c_str() : "",
-                   cand.rank, cand.predicted, reason.c_str(),
+                   cand.rank, cand.predicted, shared_bytes.c_str(), reason.c_str(),
                    cand.rank >= 0 ? "focus" : cand.params.wg ? "winograd" : "uniform");
       status == "ok" ? ++timed : ++failed;
       if (status == "launch") {

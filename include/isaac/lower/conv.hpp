@@ -99,6 +99,11 @@ int estimate_conv_registers(ir::DType dtype, bool input_reduction_contiguous, bo
 int estimate_conv_registers(const ir::Conv& problem, const ConvParams& p);
 int conv_shared_bytes(ir::DType dtype, bool input_reduction_contiguous, bool filter_k_contiguous,
                       const ConvParams& p);
+// The dynamic shared memory a direct (WG=0) kernel runs with, as emit_conv gives it
+// (ConvKernel::shared_bytes): its tiles at the depth of its ring (conv_pipeline_stages) or the staging
+// of its stores, whichever is larger, and with TMA the ring's mbarriers. A timing recorded with other
+// bytes was of another kernel (an earlier version's ring).
+int conv_kernel_shared_bytes(const ir::Conv& problem, const ConvParams& p);
 
 // One LUT entry per reduction index j (in the kernel's reduction order), padded with entries that
 // always fall outside the image up to a multiple of U: {input offset of (c, r, s) in elements,

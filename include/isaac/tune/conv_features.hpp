@@ -8,7 +8,9 @@
 // over 2 x 2 output tiles and C; for WG=2 log2 of all the planes, and the batched GEMM's blocks (over
 // every plane) and iterations over C; for the direct kernels, whether TMA copies (lower::conv_tma: not a
 // parameter, so the sets alone do not say it), log2 of the blocks an SM holds at once and how full
-// their waves keep the device (tune/occupancy.hpp; 0, 0 and 1 for the Winograd kernels). Names are
+// their waves keep the device (tune/occupancy.hpp; 0, 0 and 1 for the Winograd kernels), and log2 of
+// the stages of a TMA kernel's ring (4, 3 with DB=0, or up to 16 where lower::conv_pipeline_stages
+// deepens it; 0 without TMA). Names are
 // stable and recorded in models. `device`: the GPU whose SMs the occupancy is counted on (the data's
 // GPU when training, the one searched for when ranking; the H100 by default).
 #include <isaac/ir/conv.hpp>
