@@ -644,8 +644,14 @@ TEST_CASE("focus refuses bad shape ranges and siblings before it looks for a dri
   CHECK(log.find("K range [100, 10]") != std::string::npos);
   CHECK(tune("focus --template conv --seconds 1 --c-min 512 --c-max 64 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("C range [512, 64]") != std::string::npos);
-  CHECK(tune("focus --template conv --seconds 1 --load-siblings 1 --out '" + out.string() + "'", dir, &log) != 0);
-  CHECK(log.find("--load-siblings is for gemm rounds") != std::string::npos);
+  // CONV takes load siblings (VI, VF) since round 62, within the per-shape sets as GEMM's are.
+  CHECK(tune("focus --template conv --seconds 1 --kind-siblings 2 --load-siblings 3 --out '" + out.string() + "'", dir,
+             &log) != 0);
+  CHECK(log.find("need best + 2 x kind-siblings + load-siblings <= per-shape") != std::string::npos);
+  CHECK(tune("focus --seconds 1 --layouts CHWN --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("--layouts is for conv rounds") != std::string::npos);
+  CHECK(tune("focus --template conv --seconds 1 --layouts CHWN,NWHC --out '" + out.string() + "'", dir, &log) != 0);
+  CHECK(log.find("unknown image layout 'NWHC'") != std::string::npos);
   CHECK(tune("focus --template conv --seconds 1 --neighbour-siblings 1 --out '" + out.string() + "'", dir, &log) != 0);
   CHECK(log.find("--neighbour-siblings is for gemm rounds") != std::string::npos);
   // Siblings of every kind share the per-shape sets with the model's best: 6 + 2 + 5 is more than 12.

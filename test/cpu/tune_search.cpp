@@ -408,6 +408,39 @@ TEST_CASE("load_width_siblings: legal sets that differ only in VA and VB (with L
   CHECK(load_width_siblings(h, tma, {}, 4).empty());
 }
 
+TEST_CASE("load_width_siblings for CONV: sets of conv_space that differ only in VI and VF (with LI, LF)") {
+  // f16 Conv3 (CHWN): the model's first choice loads the input eight halves at a time; the brute
+  // force's winner of the same tile shape loads four (docs/tuning-history.md, round 62).
+  const ir::Conv v = ir::dense_conv(ir::DType::f16, 16, 16, 26, 242, 32, 3, 3, 1, 0, 1, ir::ImageLayout::chwn,
+                                    ir::FilterLayout::crsk);
+  const lower::ConvParams best =
+      lower::parse_conv_params("PL=128,KL=32,PS=8,KS=4,U=32,CS=1,CL=1,CG=1,VI=8,VF=4,LI=16,LF=8,DB=1,TC=1");
+  REQUIRE_FALSE(lower::outside_conv_space(v, best));
+  const auto siblings = load_width_siblings(v, best, {}, 16);
+  REQUIRE(siblings.size() >= 3);
+  std::vector<std::pair<int, int>> widths;
+  for (lower::ConvParams p : siblings) {
+    CHECK_FALSE(lower::outside_conv_space(v, p));
+    widths.emplace_back(p.vi, p.vf);
+    CHECK(p.li * p.vi == best.li * best.vi);  // the same 128 pixels along N, in narrower copies
+    p.vi = best.vi, p.vf = best.vf, p.li = best.li, p.lf = best.lf;
+    CHECK(p.str() == best.str());
+  }
+  // One step of a factor of two first, the narrower first on a tie: the winner's widths lead.
+  CHECK(widths.front() == std::pair{4, 4});
+  CHECK(widths[1] == std::pair{8, 2});
+  CHECK(std::ranges::find(widths, std::pair{8, 4}) == widths.end());
+  CHECK(load_width_siblings(v, best, {}, 2).size() == 2);
+  CHECK(load_width_siblings(v, best, {}, 0).empty());
+  // A TMA set's copies are whole tiles: no siblings.
+  const ir::Conv nhwc = ir::dense_conv(ir::DType::f16, 8, 128, 58, 58, 256, 3, 3, 1, 0, 1, ir::ImageLayout::nhwc,
+                                       ir::FilterLayout::krsc);
+  const lower::ConvParams tma =
+      lower::parse_conv_params("PL=128,KL=256,PS=8,KS=16,U=64,CS=1,CL=1,CG=1,VI=8,VF=8,LI=8,LF=8,DB=1,TC=2");
+  REQUIRE(lower::conv_tma(nhwc, tma));
+  CHECK(load_width_siblings(nhwc, tma, {}, 4).empty());
+}
+
 TEST_CASE("candidate_sets hedges the last candidates against splitting the reduction, only where the first splits") {
   // Twelve tilings split 8 ways (distinct thread tiles), then one each split 4, 2 and 1 ways.
   std::vector<Ranked> pool;

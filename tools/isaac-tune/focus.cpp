@@ -42,6 +42,7 @@ struct FocusFlags {
   ShapeOptions shapes;  // GEMM: the ranges of M, N, K and the cap on M*N*K (its dtypes and aligned share unused)
   // CONV: the ranges of C, P and Q and focus's flops cap (N and K come from the options both share).
   ConvShapeOptions conv_shapes = ConvFocusFlags{}.shapes;
+  std::vector<std::string> layouts;  // CONV: image layouts drawn (ConvFocusFlags::layouts)
   double aligned_share = 0;
   double square_share = 0;
   // GEMM: a share of the inputs are batched, with a batch count log-uniform in [2, batch_max] and the
@@ -326,8 +327,8 @@ void add_focus_command(CLI::App& app, int& exit_code) {
                   "per kind (the bias of docs/tuning-history.md, rounds 35 and 41)")
       ->capture_default_str();
   cmd->add_option("--load-siblings", flags->load_siblings,
-                  "GEMM: of which sets that differ from the model's first only in the load widths VA and VB "
-                  "(the nearest first)")
+                  "of which sets that differ from the model's first only in the load widths (GEMM: VA and VB; "
+                  "CONV: VI and VF), the nearest first")
       ->capture_default_str();
   cmd->add_option("--neighbour-siblings", flags->neighbour_siblings,
                   "GEMM: of which the model's best neighbours of its first (one step of a tile, U or the split, or "
@@ -351,6 +352,9 @@ void add_focus_command(CLI::App& app, int& exit_code) {
                   fmt::format("largest K (default: GEMM {}, CONV {})", gemm.k_max, conv.k_max));
   cmd->add_option("--c-min", flags->conv_shapes.c_min, "CONV: fewest input channels C")->capture_default_str();
   cmd->add_option("--c-max", flags->conv_shapes.c_max, "CONV: most input channels C")->capture_default_str();
+  cmd->add_option("--layouts", flags->layouts,
+                  "CONV: the image layouts drawn, each with its filter layout (NCHW, CHWN, NHWC; default all three)")
+      ->delimiter(',');
   cmd->add_option("--pq-min", flags->conv_shapes.pq_min, "CONV: smallest output height P and width Q")
       ->capture_default_str();
   cmd->add_option("--pq-max", flags->conv_shapes.pq_max, "CONV: largest output height P and width Q")
@@ -383,17 +387,19 @@ void add_focus_command(CLI::App& app, int& exit_code) {
           throw InvalidArgument(fmt::format("{} is for {} rounds (--template {})", name, other_template, other_template));
     };
     if (flags->template_name == "gemm") {
-      refuse({"--c-min", "--c-max", "--pq-min", "--pq-max"}, "conv");
+      refuse({"--c-min", "--c-max", "--pq-min", "--pq-max", "--layouts"}, "conv");
       if (flags->winograd_share != 0) throw InvalidArgument("--winograd-share is for CONV rounds: GEMM has no Winograd");
       exit_code = run_focus(*flags);
     } else if (flags->template_name == "conv") {
-      refuse({"--kg-siblings", "--load-siblings", "--neighbour-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share", "--batched-share",
+      refuse({"--kg-siblings", "--neighbour-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share", "--batched-share",
               "--batch-max"},
              "gemm");
       ConvFocusFlags c;
       c.out = flags->out, c.model_path = flags->model_path, c.seconds = flags->seconds, c.per_shape = flags->per_shape, c.top = flags->top;
       c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;
       c.kind_siblings = flags->kind_siblings;
+      c.load_siblings = flags->load_siblings;
+      for (const std::string& layout : flags->layouts) c.layouts.push_back(ir::parse_image_layout(layout));
       c.f32_tensor_cores = flags->f32_tensor_cores;
       c.shapes = flags->conv_shapes;
       c.shapes.aligned_share = flags->aligned_share;

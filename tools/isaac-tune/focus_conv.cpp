@@ -7,6 +7,8 @@
 #include <isaac/runtime/timer.hpp>
 #include <isaac/tune/model_file.hpp>
 #include <isaac/tune/models.hpp>
+#include <isaac/tune/conv_features.hpp>
+#include <isaac/tune/load_siblings.hpp>
 #include <isaac/tune/search.hpp>
 #include <isaac/tune/spread.hpp>
 
@@ -23,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <span>
 #include <thread>
 
 namespace isaac::tune::cli {
@@ -39,14 +42,10 @@ std::int64_t log_uniform(std::mt19937_64& rng, double lo, double hi) {
 // convolutions, bench/problems/conv_problems.csv), under its flops cap. With `winograd`, only
 // convolutions the WG=1 kernels take: 3 x 3 or 5 x 5, stride and dilation 1, f32 or f64.
 ir::Conv random_conv(std::mt19937_64& rng, std::vector<ir::DType> dtypes, const ConvShapeOptions& shapes,
-                     bool winograd) {
+                     bool winograd, std::span<const std::pair<ir::ImageLayout, ir::FilterLayout>> layouts) {
   static const std::pair<int, int> filters[] = {{1, 1}, {3, 3}, {3, 3}, {3, 3}, {5, 5}, {7, 7}, {5, 20}, {3, 10}, {5, 10}};
   static const std::pair<int, int> winograd_filters[] = {{3, 3}, {3, 3}, {5, 5}};
   if (winograd) std::erase_if(dtypes, [](ir::DType t) { return t != ir::DType::f32 && t != ir::DType::f64; });
-  static const std::pair<ir::ImageLayout, ir::FilterLayout> layouts[] = {
-      {ir::ImageLayout::nchw, ir::FilterLayout::kcrs},
-      {ir::ImageLayout::chwn, ir::FilterLayout::crsk},
-      {ir::ImageLayout::nhwc, ir::FilterLayout::krsc}};
   for (;;) {
     std::int64_t n = log_uniform(rng, double(shapes.n_min), double(shapes.n_max)),
                  c = log_uniform(rng, double(shapes.c_min), double(shapes.c_max)),
@@ -64,7 +63,7 @@ ir::Conv random_conv(std::mt19937_64& rng, std::vector<ir::DType> dtypes, const 
     const std::int64_t w = (q - 1) * stride + dilation * (s - 1) + 1 - 2 * pad;
     if (h < 1 || w < 1) continue;
     if (2.0 * double(n * p * q) * double(k) * double(c * r * s) > shapes.max_flops) continue;
-    const auto [il, fl] = layouts[rng() % std::size(layouts)];
+    const auto [il, fl] = layouts[rng() % layouts.size()];
     return ir::dense_conv(dtypes[rng() % dtypes.size()], n, c, h, w, k, r, s, stride, pad, dilation, il, fl);
   }
 }
@@ -102,6 +101,15 @@ int run_conv_focus(const ConvFocusFlags& f) {
     throw InvalidArgument(fmt::format("--per-shape {} --best {} --kind-siblings {}: need best + 2 x kind-siblings <= "
                                       "per-shape (two other kinds of kernel at most)",
                                       f.per_shape, f.best, f.kind_siblings));
+  if (f.load_siblings < 0 || f.best + 2 * f.kind_siblings + f.load_siblings > f.per_shape)
+    throw InvalidArgument(fmt::format("--per-shape {} --best {} --kind-siblings {} --load-siblings {}: need best + 2 x "
+                                      "kind-siblings + load-siblings <= per-shape",
+                                      f.per_shape, f.best, f.kind_siblings, f.load_siblings));
+  std::vector<std::pair<ir::ImageLayout, ir::FilterLayout>> layouts;
+  for (auto pair : {std::pair{ir::ImageLayout::nchw, ir::FilterLayout::kcrs},
+                    {ir::ImageLayout::chwn, ir::FilterLayout::crsk},
+                    {ir::ImageLayout::nhwc, ir::FilterLayout::krsc}})
+    if (f.layouts.empty() || std::ranges::find(f.layouts, pair.first) != f.layouts.end()) layouts.push_back(pair);
   if (std::filesystem::exists(f.out))
     throw InvalidArgument(fmt::format("{} exists: give another --out (focus rounds are not resumed)", f.out));
   runtime::block_on_waits(0);  // the timing thread leaves the cores to the compile workers
@@ -144,12 +152,20 @@ int run_conv_focus(const ConvFocusFlags& f) {
       std::vector<size_t> order(ranked.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
       for (size_t i = order.size(); i > size_t(f.best) + 1; --i) std::swap(order[i - 1], order[size_t(f.best) + pick() % (i - size_t(f.best))]);
-      const int from_top = f.per_shape - int(other_kinds.size());
+      const int from_top = f.per_shape - int(other_kinds.size()) - f.load_siblings;
       for (size_t i = 0; i < order.size() && int(batch.second.size()) < from_top; ++i)
         batch.second.push_back({ranked[order[i]].params, int(order[i]), ranked[order[i]].predicted_tflops, {}, {}});
       for (const RankedConv& r : other_kinds)  // rank -1: not drawn from the model's top
         if (std::ranges::none_of(batch.second, [&](const Candidate& c) { return c.params == r.params; }))
           batch.second.push_back({r.params, -1, r.predicted_tflops, {}, {}});
+      const auto siblings = ranked.empty() ? std::vector<lower::ConvParams>{}
+                                           : load_width_siblings(v, ranked.front().params, limits, f.load_siblings);
+      const std::vector<double> predicted =
+          siblings.empty() ? std::vector<double>{}
+                           : model->model.mlp.predict(conv_features(v, siblings, limits).data(), siblings.size());
+      for (size_t i = 0; i < siblings.size(); ++i)
+        if (std::ranges::none_of(batch.second, [&](const Candidate& c) { return c.params == siblings[i]; }))
+          batch.second.push_back({siblings[i], -1, std::exp(predicted[i]), {}, {}});
     } else {
       const auto space = lower::conv_space(v, {}, limits);
       for (int i = 0; i < per_shape && !space.empty(); ++i) batch.second.push_back({space[pick() % space.size()], -1, 0, {}, {}});
@@ -170,13 +186,18 @@ int run_conv_focus(const ConvFocusFlags& f) {
     return batch;
   };
 
+  std::string layout_names;
+  for (auto [il, fl] : layouts)
+    layout_names += (layout_names.empty() ? "" : ";") + std::string(ir::name(il)) + "/" + std::string(ir::name(fl));
   std::FILE* out = std::fopen(f.out.c_str(), "w");
   if (!out) throw InvalidArgument("cannot write " + f.out);
   const ConvShapeOptions& o = f.shapes;
   std::fprintf(out,
-               "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d kind-siblings=%d f32-tensor-cores=%d "
+               "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d kind-siblings=%d load-siblings=%d "
+               "layouts=%s f32-tensor-cores=%d "
                "winograd-share=%g aligned-share=%g n=%lld..%lld c=%lld..%lld k=%lld..%lld pq=%lld..%lld max-flops=%g\n",
-               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.kind_siblings, int(f.f32_tensor_cores),
+               info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.kind_siblings, f.load_siblings,
+               layout_names.c_str(), int(f.f32_tensor_cores),
                f.winograd_share, o.aligned_share, (long long)o.n_min,
                (long long)o.n_max, (long long)o.c_min, (long long)o.c_max, (long long)o.k_min, (long long)o.k_max,
                (long long)o.pq_min, (long long)o.pq_max, o.max_flops);
@@ -190,7 +211,7 @@ int run_conv_focus(const ConvFocusFlags& f) {
   std::deque<std::future<std::pair<ir::Conv, std::vector<Candidate>>>> pending;
   auto prepare_next = [&] {
     const bool winograd = uniform01(rng) < f.winograd_share;
-    const ir::Conv v = random_conv(rng, dtypes, f.shapes, winograd);
+    const ir::Conv v = random_conv(rng, dtypes, f.shapes, winograd, layouts);
     pending.push_back(std::async(std::launch::async, prepare, v, winograd, rng()));
   };
   prepare_next();

@@ -18,6 +18,12 @@ struct ConvFocusFlags {
   // Of the sets per input, the model's best `kind_siblings` tilings of each kind of kernel (TC) other
   // than its first choice's: the data on the bias the kind hedge works around (GEMM's --kind-siblings).
   int kind_siblings = 0;
+  // Of them, sets that differ from the model's first only in VI and VF (load_width_siblings): the
+  // f16 CONV model misjudges what the widths alone change (Conv3, docs/tuning-history.md, round 62).
+  int load_siblings = 0;
+  // The image layouts drawn (each with its filter layout: NCHW/KCRS, CHWN/CRSK, NHWC/KRSC); all three
+  // when empty.
+  std::vector<ir::ImageLayout> layouts;
   bool f32_tensor_cores = false;  // TuningOptions::f32_tensor_cores: f32 may take the TF32 kernels
   std::uint64_t seed = 7;
   // The ranges of N, C, K, P and Q (collect's), and at most 2e10 flops per convolution, so that one
