@@ -331,7 +331,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
                   "CONV: VI and VF), the nearest first")
       ->capture_default_str();
   cmd->add_option("--neighbour-siblings", flags->neighbour_siblings,
-                  "GEMM: of which the model's best neighbours of its first (one step of a tile, U or the split, or "
+                  "of which the model's best neighbours of its first (one step of a tile, U or the split, or "
                   "another variant: the re-benchmark's neighbours), one of each kind of step first")
       ->capture_default_str();
   cmd->add_option("--top", flags->top, "the model's top sets the rest is drawn from")->capture_default_str();
@@ -391,7 +391,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       if (flags->winograd_share != 0) throw InvalidArgument("--winograd-share is for CONV rounds: GEMM has no Winograd");
       exit_code = run_focus(*flags);
     } else if (flags->template_name == "conv") {
-      refuse({"--kg-siblings", "--neighbour-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share", "--batched-share",
+      refuse({"--kg-siblings", "--m-min", "--m-max", "--max-mnk", "--square-share", "--batched-share",
               "--batch-max"},
              "gemm");
       ConvFocusFlags c;
@@ -399,6 +399,7 @@ void add_focus_command(CLI::App& app, int& exit_code) {
       c.best = flags->best, c.seed = flags->seed, c.winograd_share = flags->winograd_share;
       c.kind_siblings = flags->kind_siblings;
       c.load_siblings = flags->load_siblings;
+      c.neighbour_siblings = flags->neighbour_siblings;
       for (const std::string& layout : flags->layouts) c.layouts.push_back(ir::parse_image_layout(layout));
       c.f32_tensor_cores = flags->f32_tensor_cores;
       c.shapes = flags->conv_shapes;

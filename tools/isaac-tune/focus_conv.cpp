@@ -9,6 +9,7 @@
 #include <isaac/tune/models.hpp>
 #include <isaac/tune/conv_features.hpp>
 #include <isaac/tune/load_siblings.hpp>
+#include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/search.hpp>
 #include <isaac/tune/spread.hpp>
 
@@ -101,10 +102,11 @@ int run_conv_focus(const ConvFocusFlags& f) {
     throw InvalidArgument(fmt::format("--per-shape {} --best {} --kind-siblings {}: need best + 2 x kind-siblings <= "
                                       "per-shape (two other kinds of kernel at most)",
                                       f.per_shape, f.best, f.kind_siblings));
-  if (f.load_siblings < 0 || f.best + 2 * f.kind_siblings + f.load_siblings > f.per_shape)
-    throw InvalidArgument(fmt::format("--per-shape {} --best {} --kind-siblings {} --load-siblings {}: need best + 2 x "
-                                      "kind-siblings + load-siblings <= per-shape",
-                                      f.per_shape, f.best, f.kind_siblings, f.load_siblings));
+  if (f.load_siblings < 0 || f.neighbour_siblings < 0 ||
+      f.best + 2 * f.kind_siblings + f.load_siblings + f.neighbour_siblings > f.per_shape)
+    throw InvalidArgument(fmt::format("--per-shape {} --best {} --kind-siblings {} --load-siblings {} --neighbour-siblings "
+                                      "{}: need best + 2 x kind-siblings + load-siblings + neighbour-siblings <= per-shape",
+                                      f.per_shape, f.best, f.kind_siblings, f.load_siblings, f.neighbour_siblings));
   std::vector<std::pair<ir::ImageLayout, ir::FilterLayout>> layouts;
   for (auto pair : {std::pair{ir::ImageLayout::nchw, ir::FilterLayout::kcrs},
                     {ir::ImageLayout::chwn, ir::FilterLayout::crsk},
@@ -152,14 +154,22 @@ int run_conv_focus(const ConvFocusFlags& f) {
       std::vector<size_t> order(ranked.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
       for (size_t i = order.size(); i > size_t(f.best) + 1; --i) std::swap(order[i - 1], order[size_t(f.best) + pick() % (i - size_t(f.best))]);
-      const int from_top = f.per_shape - int(other_kinds.size()) - f.load_siblings;
+      const int from_top = f.per_shape - int(other_kinds.size()) - f.load_siblings - f.neighbour_siblings;
       for (size_t i = 0; i < order.size() && int(batch.second.size()) < from_top; ++i)
         batch.second.push_back({ranked[order[i]].params, int(order[i]), ranked[order[i]].predicted_tflops, {}, {}});
       for (const RankedConv& r : other_kinds)  // rank -1: not drawn from the model's top
         if (std::ranges::none_of(batch.second, [&](const Candidate& c) { return c.params == r.params; }))
           batch.second.push_back({r.params, -1, r.predicted_tflops, {}, {}});
-      const auto siblings = ranked.empty() ? std::vector<lower::ConvParams>{}
-                                           : load_width_siblings(v, ranked.front().params, limits, f.load_siblings);
+      std::vector<lower::ConvParams> siblings;
+      if (!ranked.empty()) {
+        const lower::ConvParams& first = ranked.front().params;
+        siblings = load_width_siblings(v, first, limits, f.load_siblings);
+        if (f.neighbour_siblings > 0) {
+          const auto near = rank_conv_neighbours(v, {}, limits, model->model, first, neighbour_pool);
+          for (const RankedConv& r : pick_neighbours(tiling_of(first), near, std::size_t(f.neighbour_siblings)))
+            siblings.push_back(r.params);
+        }
+      }
       const std::vector<double> predicted =
           siblings.empty() ? std::vector<double>{}
                            : model->model.mlp.predict(conv_features(v, siblings, limits).data(), siblings.size());
@@ -194,9 +204,11 @@ int run_conv_focus(const ConvFocusFlags& f) {
   const ConvShapeOptions& o = f.shapes;
   std::fprintf(out,
                "# isaac-tune focus --template conv on %s: seed=%llu per-shape=%d kind-siblings=%d load-siblings=%d "
+               "neighbour-siblings=%d "
                "layouts=%s f32-tensor-cores=%d "
                "winograd-share=%g aligned-share=%g n=%lld..%lld c=%lld..%lld k=%lld..%lld pq=%lld..%lld max-flops=%g\n",
                info.name.c_str(), (unsigned long long)f.seed, f.per_shape, f.kind_siblings, f.load_siblings,
+               f.neighbour_siblings,
                layout_names.c_str(), int(f.f32_tensor_cores),
                f.winograd_share, o.aligned_share, (long long)o.n_min,
                (long long)o.n_max, (long long)o.c_min, (long long)o.c_max, (long long)o.k_min, (long long)o.k_max,

@@ -21,6 +21,10 @@ struct ConvFocusFlags {
   // Of them, sets that differ from the model's first only in VI and VF (load_width_siblings): the
   // f16 CONV model misjudges what the widths alone change (Conv3, docs/tuning-history.md, round 62).
   int load_siblings = 0;
+  // Of them, the model's best neighbours of its first (rank_conv_neighbours, one of each kind of step
+  // first): the sets the re-benchmark's last places come from. f32 Conv14's winner is a split step and a
+  // variant from the model's second tiling (docs/tuning-history.md, round 63).
+  int neighbour_siblings = 0;
   // The image layouts drawn (each with its filter layout: NCHW/KCRS, CHWN/CRSK, NHWC/KRSC); all three
   // when empty.
   std::vector<ir::ImageLayout> layouts;
