@@ -80,16 +80,14 @@ Eigen::RowVectorXf float_scores(const FloatNet& net, const std::vector<double>& 
   const Eigen::VectorXf out = net.weights[0].row(0).transpose();
   constexpr size_t chunk = 64;
   std::vector<float> h(chunk * size_t(hidden));
-  const std::uint8_t first_split = 0;
-  const float no_fill = 0;
   Eigen::RowVectorXf scores = Eigen::RowVectorXf::Zero(Eigen::Index(n));
   for (size_t from = 0; from < n; from += chunk) {
     const size_t count = std::min(chunk, n - from);
     affine_rows(rows.data() + from * size_t(inputs), count, int(inputs), int(inputs), net.first.data(),
                 net.first_bias.data(), hidden, h.data());
     for (size_t r = 0; r < count; ++r)
-      split_scores(h.data() + r * size_t(hidden), zero.data(), hidden, &first_split, &no_fill, 1, zero.data(),
-                   out.data(), net.biases[0][0], &scores[Eigen::Index(from + r)]);
+      split_scores(h.data() + r * size_t(hidden), zero.data(), hidden, 1, out.data(), net.biases[0][0],
+                   &scores[Eigen::Index(from + r)]);
   }
   return scores;
 }
@@ -137,35 +135,31 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void affine_rows(con
 // Four splits at a time: each score is a chain of dependent additions, so one at a time waits on the
 // adder's latency; four chains keep it busy. Each score adds the same terms in the same order as one
 // at a time would.
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void split_scores(const float* a, const float* deltas, int n,
-                                                                              const std::uint8_t* splits,
-                                                                              const float* fills, int count,
-                                                                              const float* c, const float* w,
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void split_scores(const float* a, const float* columns,
+                                                                              int n, int count, const float* w,
                                                                               float bias, float* out) {
   constexpr int group = 4;
   const Lanes zero = {};
   for (int k0 = 0; k0 < count; k0 += group) {
     const float* b[group];
-    float t[group];
     Lanes sum[group];
     for (int q = 0; q < group; ++q) {
       const int k = std::min(k0 + q, count - 1);  // past the end: the last split again, not stored
-      b[q] = deltas + size_t(splits[k]) * size_t(n);
-      t[q] = fills[k];
+      b[q] = columns + size_t(k) * size_t(n);
       sum[q] = zero;
     }
     int i = 0;
     for (; i + 8 <= n; i += 8) {
-      const Lanes av = load(a + i), cv = load(c + i), wv = load(w + i);
+      const Lanes av = load(a + i), wv = load(w + i);
       for (int q = 0; q < group; ++q) {
-        const Lanes h = av + load(b[q] + i) + t[q] * cv;
+        const Lanes h = av + load(b[q] + i);
         sum[q] += wv * (h > zero ? h : zero);
       }
     }
     for (int q = 0; q < group && k0 + q < count; ++q) {
       float total = bias;
       for (int j = 0; j < 8; ++j) total += sum[q][j];
-      for (int r = i; r < n; ++r) total += w[r] * std::max(a[r] + b[q][r] + t[q] * c[r], 0.0f);
+      for (int r = i; r < n; ++r) total += w[r] * std::max(a[r] + b[q][r], 0.0f);
       out[k0 + q] = total;
     }
   }

@@ -66,10 +66,9 @@ void affine_rows(const double* x, std::size_t rows, int stride, int inputs, cons
 // every row, folded in; affine_rows then takes the rows from input `count` on.
 VectorF bias_with_constant_inputs(const FloatNet& net, const double* row, int count);
 
-// out[k] = w . relu(a + deltas[splits[k]] + fills[k] c) + bias over n hidden units, for k < count: the
-// GEMM search's inner loop over a base set's splits (its first layer a, what each split adds, stored n
-// floats apart, and the wave fill's column c scaled by each split's fill).
-void split_scores(const float* a, const float* deltas, int n, const std::uint8_t* splits, const float* fills,
-                  int count, const float* c, const float* w, float bias, float* out);
+// out[k] = w . relu(a + columns[k]) + bias over n hidden units, for k < count: the GEMM search's inner
+// loop over a base set's splits (its first layer a, and all each split adds to it, stored n floats
+// apart).
+void split_scores(const float* a, const float* columns, int n, int count, const float* w, float bias, float* out);
 
 }  // namespace isaac::tune

@@ -26,7 +26,7 @@ const std::vector<std::string>& gemm_feature_names() {
       "log2_vector_a", "log2_vector_b", "log2_vector_c",
       "log2_ml", "log2_nl", "log2_ms", "log2_ns", "log2_u", "log2_ks", "log2_kl", "log2_kg", "log2_va", "log2_vb",
       "log2_la", "log2_lb", "log2_sw", "db", "acc32", "tc", "wgmma", "tma",
-      "log2_threads", "log2_blocks", "log2_k_iterations", "log2_resident_blocks", "wave_fill"};
+      "log2_threads", "log2_blocks", "log2_k_iterations", "log2_resident_blocks", "wave_fill", "sm_balance"};
   return names;
 }
 
@@ -69,6 +69,7 @@ static void write_set_features(const ir::Gemm& g, const lower::GemmParams& p, co
   const int resident = gemm_resident_blocks(g, p, sms);
   *o++ = lg(std::max(resident, 1));
   *o++ = gemm_wave_fill(g, p, blocks, resident, sms, device);
+  *o++ = sm_balance(double(blocks), sms);
 }
 
 void gemm_features(const ir::Gemm& problem, const lower::GemmParams& params, double* out,

@@ -113,12 +113,12 @@ Eigen::Index feature_column(std::string_view name) {
   return Eigen::Index(std::find(names.begin(), names.end(), name) - names.begin());
 }
 
-// The wave fill (tune/occupancy.hpp) couples a base set with its split, through the blocks KG
-// multiplies: what the split adds to the first layer is measured with it at zero, and the search adds
-// each split's own. (Blocks per SM are the base set's: occupancy.hpp.)
-std::vector<double> without_wave_fill(std::vector<double> rows, Eigen::Index inputs) {
-  const auto at = std::size_t(feature_column("wave_fill"));
-  for (std::size_t r = 0; r < rows.size(); r += std::size_t(inputs)) rows[r + at] = 0;
+// The wave fill and the SM balance (tune/occupancy.hpp) couple a base set with its split, through the
+// blocks KG multiplies: what the split adds to the first layer is measured with them at zero, and the
+// search adds each split's own. (Blocks per SM are the base set's: occupancy.hpp.)
+std::vector<double> without_split_occupancy(std::vector<double> rows, Eigen::Index inputs) {
+  const auto fill = std::size_t(feature_column("wave_fill")), balance = std::size_t(feature_column("sm_balance"));
+  for (std::size_t r = 0; r < rows.size(); r += std::size_t(inputs)) rows[r + fill] = 0, rows[r + balance] = 0;
   return rows;
 }
 
@@ -144,6 +144,7 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
   const Multiprocessors sms = multiprocessors(device);
   const Eigen::Index resident_column = feature_column("log2_resident_blocks");
   const Eigen::Index fill_column = feature_column("wave_fill");
+  const Eigen::Index balance_column = feature_column("sm_balance");
   // Per U: what KG and SW add to the first layer, measured on one base set with that U.
   std::array<MatrixF, std::tuple_size_v<decltype(space.splits)>> deltas;
   for (size_t slot = 0; slot < deltas.size(); ++slot) {
@@ -158,9 +159,9 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       v.kg = kg, v.sw = sw;
       variants.push_back(v);
     }
-    MatrixF h = first_layer(net, without_wave_fill(gemm_features(problem, variants, device), inputs), inputs);
+    MatrixF h = first_layer(net, without_split_occupancy(gemm_features(problem, variants, device), inputs), inputs);
     const VectorF base =
-        first_layer(net, without_wave_fill(gemm_features(problem, std::vector{*it}, device), inputs), inputs).col(0);
+        first_layer(net, without_split_occupancy(gemm_features(problem, std::vector{*it}, device), inputs), inputs).col(0);
     deltas[slot] = h.colwise() - base;
   }
 
@@ -193,6 +194,7 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       double* row = x.data() + i * size_t(inputs);
       slots[i] = std::uint64_t(sms.count) * std::uint64_t(std::lround(std::exp2(row[resident_column])));
       row[fill_column] = 0;
+      row[balance_column] = 0;
       const lower::GemmParams& base = space.bases[from + i];
       deep_fits[i] = 0;
       if (base.tma && base.db) {
@@ -207,12 +209,13 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
                 net.first.col(gemm_problem_features).data(), problem_bias.data(), int(bases.rows()), bases.data());
   };
   const VectorF fill_weights = net.first.col(fill_column);
+  const VectorF balance_weights = net.first.col(balance_column);
   // Calls visit(base index, its first layer, its U slot, its ranked splits) for every base set. SW > 1
   // is not ranked where the grid fits on the SMs at once (lower::gemm_grid_fits_at_once): where KG is
   // at most the SMs over the base set's blocks. Nor are the splits the space leaves out
-  // (lower::gemm_split_in_space). Which splits are ranked, and their wave fills, depend only on the
-  // base set's blocks, its wave and its U slot: the space's base sets share a few hundred of these,
-  // whose lists a small cache keeps.
+  // (lower::gemm_split_in_space). Which splits are ranked, their wave fills and SM balances depend only
+  // on the base set's blocks, its wave and its U slot: the space's base sets share a few hundred of
+  // these, whose lists a small cache keeps, each split with all it adds to the first layer.
   struct RankedSplits {
     std::int64_t blocks = -1;
     std::uint64_t wave = 0;
@@ -220,12 +223,13 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     std::uint8_t deep = 0;
     int count = 0;
     const std::uint8_t* splits = nullptr;  // into the U slot's splits
-    const float* fills = nullptr;          // their wave fills
+    const float* columns = nullptr;        // what each adds to the first layer, its rows apart
   };
+  const Eigen::Index hidden = net.first.rows();
   constexpr size_t cached_lists = 256;
   std::vector<RankedSplits> cache(cached_lists);
   std::vector<std::uint8_t> cached_splits(cached_lists * most_splits);
-  std::vector<float> cached_fills(cached_lists * most_splits);
+  std::vector<float> cached_columns(cached_lists * most_splits * size_t(hidden));
   auto ranked_splits = [&](std::int64_t blocks, std::uint64_t wave, size_t slot, std::uint8_t deep,
                            int u) -> const RankedSplits& {
     const size_t at = size_t(std::uint64_t(blocks) * 0x9E3779B97F4A7C15ull ^ wave * 0xC2B2AE3D27D4EB4Full ^ slot ^
@@ -234,8 +238,8 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     RankedSplits& list = cache[at];
     if (list.blocks == blocks && list.wave == wave && list.slot == slot && list.deep == deep) return list;
     std::uint8_t* splits_out = cached_splits.data() + at * most_splits;
-    float* fills_out = cached_fills.data() + at * most_splits;
-    list = {blocks, wave, slot, deep, 0, splits_out, fills_out};
+    float* columns_out = cached_columns.data() + at * most_splits * size_t(hidden);
+    list = {blocks, wave, slot, deep, 0, splits_out, columns_out};
     const std::int64_t k_tiles = (problem.k + u - 1) / u;
     const auto& splits = space.splits[slot];
     const std::int64_t at_once = device.sm_count / std::max<std::int64_t>(1, blocks);
@@ -246,9 +250,12 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
       const std::uint64_t launched = std::uint64_t(blocks) * std::uint64_t(splits[s].kg);
       const bool runs_deep = (deep >> (splits[s].kg > 1 ? 1 : 0) & 1) && launched <= std::uint64_t(device.sm_count) &&
                              (k_tiles + splits[s].kg - 1) / splits[s].kg >= lower::gemm_min_deep_stages;
-      splits_out[list.count] = std::uint8_t(s);
-      fills_out[list.count++] = runs_deep ? float(launched) / float(sms.count)
-                                          : float(launched) / float((launched + wave - 1) / wave * wave);
+      const float fill = runs_deep ? float(launched) / float(sms.count)
+                                   : float(launched) / float((launched + wave - 1) / wave * wave);
+      const float balance = float(sm_balance(double(launched), sms));
+      Eigen::Map<VectorF>(columns_out + size_t(list.count) * size_t(hidden), hidden) =
+          deltas[slot].col(Eigen::Index(s)) + fill * fill_weights + balance * balance_weights;
+      splits_out[list.count++] = std::uint8_t(s);
     }
     return list;
   };
@@ -270,8 +277,7 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     const float out_bias = net.biases[0][0];
     std::vector<float> scores(most_splits);
     for_each_base([&](size_t b, const float* base, size_t slot, const RankedSplits& list) {
-      split_scores(base, deltas[slot].data(), int(deltas[slot].rows()), list.splits, list.fills, list.count,
-                   fill_weights.data(), out.data(), out_bias, scores.data());
+      split_scores(base, list.columns, int(hidden), list.count, out.data(), out_bias, scores.data());
       for (int i = 0; i < list.count; ++i)
         pools.offer(scores[size_t(i)], std::uint64_t(b) << 8 | list.splits[i], levels[slot][list.splits[i]],
                     space.bases[b].tc);
@@ -292,8 +298,8 @@ std::vector<Ranked> rank_gemm_space(const ir::Gemm& problem, const lower::Device
     };
     for_each_base([&](size_t b, const float* base, size_t slot, const RankedSplits& list) {
       for (int i = 0; i < list.count; ++i) {
-        z.col(filled) = Eigen::Map<const VectorF>(base, bases.rows()) + deltas[slot].col(list.splits[i]) +
-                        list.fills[i] * fill_weights;
+        z.col(filled) = Eigen::Map<const VectorF>(base, hidden) +
+                        Eigen::Map<const VectorF>(list.columns + size_t(i) * size_t(hidden), hidden);
         ids[size_t(filled)] = std::uint64_t(b) << 8 | list.splits[i];
         split_levels[size_t(filled++)] = levels[slot][list.splits[i]];
         if (filled == chunk) flush();

@@ -56,6 +56,8 @@ double wave_fill(double blocks, int resident, const Multiprocessors& sms) {
   return blocks / (std::ceil(blocks / slots) * slots);
 }
 
+double sm_balance(double blocks, const Multiprocessors& sms) { return wave_fill(blocks, 1, sms); }
+
 int gemm_resident_blocks(const ir::Gemm& problem, const lower::GemmParams& params, const Multiprocessors& sms) {
   lower::GemmParams p = params;
   p.kg = 1;

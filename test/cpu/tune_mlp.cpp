@@ -264,6 +264,17 @@ TEST_CASE("GEMM features: names, log2 values, one row per parameter set") {
   lower::DeviceLimits smaller;
   smaller.sm_count = 100;  // 300 slots: 320 blocks are a wave and 20
   CHECK(feature(gemm_features(thin, split, smaller), "wave_fill") == doctest::Approx(320.0 / 600));
+  // The SM balance: 320 blocks on 132 SMs, 3 on the busiest (396 places one block deep); on 100 SMs, 4.
+  CHECK(feature(gemm_features(thin, split), "sm_balance") == doctest::Approx(320.0 / 396));
+  CHECK(feature(gemm_features(thin, split, smaller), "sm_balance") == doctest::Approx(320.0 / 400));
+  // f64 1024^3 on 64 x 64 tiles, unsplit: 256 blocks, two on nearly every SM, which the wave fill of
+  // three slots per SM rates 65% full; split 4 ways, 1,024 blocks, 8 on the busiest (round 65).
+  const auto square = ir::dense_gemm(ir::DType::f64, 1024, 1024, 1024, false, true);
+  auto unsplit = lower::parse_gemm_params("ML=64,NL=64,MS=4,NS=8,U=16,KG=1,VA=1,VB=2,LA=64,LB=32,DB=1,TC=1");
+  CHECK(feature(gemm_features(square, unsplit), "wave_fill") == doctest::Approx(256.0 / 396));
+  CHECK(feature(gemm_features(square, unsplit), "sm_balance") == doctest::Approx(256.0 / 264));
+  unsplit.kg = 4;
+  CHECK(feature(gemm_features(square, unsplit), "sm_balance") == doctest::Approx(1024.0 / 1056));
   // The problem's own features lead, the same for every set (the search folds them into its bias).
   CHECK(names[gemm_problem_features] == "log2_ml");
   const auto other = gemm_features(g, lower::GemmParams{});

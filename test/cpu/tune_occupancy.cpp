@@ -27,6 +27,9 @@ TEST_CASE("wave fill: blocks over whole waves of slots") {
   CHECK(wave_fill(660, 5, h100) == 1);
   CHECK(wave_fill(661, 5, h100) == doctest::Approx(661.0 / 1320));
   CHECK(wave_fill(1, 0, h100) == doctest::Approx(1.0 / 132));  // a set that does not fit counts one slot
+  CHECK(sm_balance(256, h100) == doctest::Approx(256.0 / 264));  // two blocks on 124 SMs, one on 8
+  CHECK(sm_balance(132, h100) == 1);
+  CHECK(sm_balance(133, h100) == doctest::Approx(133.0 / 264));
 }
 
 TEST_CASE("multiprocessors of the search's device limits: the SM count given, the rest by compute capability") {

@@ -164,15 +164,21 @@ TEST_CASE("the search ranks the whole space by the model's own predictions") {
   }
 }
 
-TEST_CASE("the search adds each split's wave fill to its base set's blocks per SM") {
+TEST_CASE("the search adds each split's wave fill and SM balance to its base set's blocks per SM") {
   const ir::Gemm g = ir::dense_gemm(ir::DType::f16, 384, 256, 2048, false, false);
   auto all = lower::gemm_space(g);
   std::erase_if(all, [&](const lower::GemmParams& p) { return p.sw > 1 && lower::gemm_grid_fits_at_once(g, p); });
   const auto& names = gemm_feature_names();
   const auto fill_at = size_t(std::ranges::find(names, "wave_fill") - names.begin());
-  std::set<double> fills;
-  for (size_t i = 0; i < all.size(); i += 97) fills.insert(gemm_features(g, all[i])[fill_at]);
+  const auto balance_at = size_t(std::ranges::find(names, "sm_balance") - names.begin());
+  std::set<double> fills, balances;
+  for (size_t i = 0; i < all.size(); i += 97) {
+    const auto x = gemm_features(g, all[i]);
+    fills.insert(x[fill_at]);
+    balances.insert(x[balance_at]);
+  }
   CHECK(fills.size() > 10);
+  CHECK(balances.size() > 10);
   const Model model = random_model(g, {32}, 12);
   const auto predicted = model.mlp.predict(gemm_features(g, all).data(), all.size());
   std::vector<double> best(predicted.begin(), predicted.end());

@@ -34,6 +34,14 @@ int resident_blocks(int threads, int registers, int shared_bytes, const Multipro
 // (waves x slots per wave). 1 for whole waves; just over 0.5 for a wave and one block more.
 double wave_fill(double blocks, int resident, const Multiprocessors& sms);
 
+// How evenly a grid of `blocks` spreads over the SMs: its mean blocks per SM over the most any SM
+// runs, blocks / (count x ceil(blocks / count)). The wave fill counts the slots of SMs that each hold
+// several blocks, and so rates 256 blocks on 132 SMs that hold 3 each 65% full; but where the SMs' pipes
+// rather than their slots bound a block, two blocks on nearly every SM keep all of them busy, and
+// 1024^3 f64 ran 1.2x as fast so (64 x 64 tiles, unsplit) as split 4 ways (docs/tuning-history.md,
+// round 65).
+double sm_balance(double blocks, const Multiprocessors& sms);
+
 // The registers a wgmma (TC=2) thread holds besides its accumulators, for its occupancy: on sm_90,
 // ptxas gave 50 of 53 random f16 CONV TMA sets their accumulators plus 26, and cp.async ones plus 26
 // to 86 (50 on average); the GEMM CPU sweep's TMA sets took at least 26 too. The legality estimates,
