@@ -129,7 +129,7 @@ class CandidateTimer {
     runtime::TimingOptions timing;
     timing.warmup = 1;
     timing.warmup_ms = timed_.empty() ? 20 : 0;
-    timing.repeats = 7;
+    timing.repeats = tune::runs_per_timing;
     timed_.insert(p.str());
     return time_(compiling_.at(p.str()).get(), p, timing);
   }

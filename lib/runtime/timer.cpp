@@ -3,8 +3,10 @@
 #include <isaac/runtime/streaming.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <optional>
+#include <thread>
 
 namespace isaac::runtime {
 
@@ -61,6 +63,11 @@ Timing time_on_stream(const std::function<void(const Stream&)>& enqueue, const S
     stop.record(stream);
     stop.synchronize();
     t.samples_ms.push_back(stop.elapsed_since(start));
+    // The GPU rests as long as the run took, so that every run starts at the clocks the one before
+    // did. Back to back, f64 GEMMs of 2.4 ms ran up to 10% slower on the H200, their medians varying
+    // by as much between runs: most likely the power limit lowering the clocks (docs/memory-floor.md).
+    if (i + 1 < options.repeats)
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(t.samples_ms.back()));
   }
   std::vector<double> sorted = t.samples_ms;
   std::ranges::sort(sorted);

@@ -190,7 +190,7 @@ ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& ep
       if (std::ranges::none_of(ranked, [&](const RankedConv& r) { return r.params == p; })) extra.push_back({p, 0});
     if (!extra.empty()) candidates(extra);
   };
-  ConvSelection choice = select_best<lower::ConvParams>(
+  return select_best<lower::ConvParams>(
       top_k, ir::to_string(problem),
       [&](int top, SearchReport* report) {
         return rank_conv_space(problem, epilogue, device, model, top, report, per_split_pool);
@@ -198,40 +198,8 @@ ConvSelection select_conv(const ir::Conv& problem, const lower::ConvEpilogue& ep
       benchmark, announce,
       [&](const lower::ConvParams& center) {
         return rank_conv_neighbours(problem, epilogue, device, model, center, neighbour_pool);
-      });
-  if (winograd.empty()) return choice;
-  // The Winograd sets, timed as select_best times the model's: once, then again where close to the fastest.
-  double fastest = choice.measured_ms;
-  std::vector<TimedSet<lower::ConvParams>> timed;
-  for (size_t i = 0; i < winograd.size(); ++i) try {
-      // The model's own candidates may hold it already.
-      if (std::ranges::any_of(choice.timed, [&](const auto& t) { return t.params == winograd[i]; })) continue;
-      timed.push_back({winograd[i], choice.listed + int(i), benchmark(winograd[i])});
-      fastest = std::min(fastest, timed.back().ms);
-    } catch (const std::exception& e) {
-      choice.failures.push_back(fmt::format("{}: {}", winograd[i].str(), e.what()));
-    }
-  for (TimedSet<lower::ConvParams>& t : timed) {
-    if (t.ms > close_to_fastest * fastest) continue;
-    try {
-      t.ms = std::min(t.ms, benchmark(t.params));
-    } catch (const std::exception& e) {
-      choice.failures.push_back(fmt::format("{} (second timing): {}", t.params.str(), e.what()));
-      t.ms = INFINITY;
-    }
-  }
-  for (const TimedSet<lower::ConvParams>& t : timed) {
-    if (!std::isfinite(t.ms)) continue;
-    choice.timed.push_back(t);
-    ++choice.benchmarked;
-    if (t.ms < choice.measured_ms) {
-      choice.params = t.params;
-      choice.measured_ms = t.ms;
-      choice.rank = t.rank;
-      choice.predicted_tflops = 0;
-    }
-  }
-  return choice;
+      },
+      winograd);
 }
 
 }  // namespace isaac::tune

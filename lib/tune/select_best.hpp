@@ -2,8 +2,9 @@
 // The re-benchmark step shared by every template's selection: time the model's best, spread over
 // tilings and hedged against its biases (tune/spread.hpp), in order, skipping those that fail; then,
 // where the template lists neighbours, the model's best neighbours of the fastest so far, and of the
-// fastest of another kind of kernel where one was timed (tune/neighbours.hpp); time those close to
-// the fastest again; keep the fastest.
+// fastest of another kind of kernel where one was timed (tune/neighbours.hpp); then the template's
+// own hedges; time those close to the fastest again; race the closest where their kernels are short;
+// keep the fastest.
 #include <isaac/error.hpp>
 #include <isaac/tune/neighbours.hpp>
 #include <isaac/tune/search.hpp>
@@ -12,6 +13,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -43,10 +46,58 @@ std::vector<std::pair<Params, std::size_t>> neighbour_centers(const std::vector<
   return {{fastest.params, refinements - 1}, {other->params, 1}};
 }
 
+// The middle value (the mean of the middle two of an even count).
+inline double median(std::vector<double> values) {
+  std::ranges::sort(values);
+  const std::size_t half = values.size() / 2;
+  return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
+}
+
+// Short kernels are raced. A timing is the median of runs_per_timing runs: 140 us of GPU time for a
+// 20 us kernel, and medians that short left the choice to chance: on f64 DeepBench-F 2560x16 (H200,
+// round 65) the re-benchmark put one set 0.3% ahead of another that 30-run medians then put 5% ahead
+// of it. The finalists take turns, each turn in the reverse order of the one before, so that they see
+// the same clocks and a drift favours none; a finalist's time is the median of its turns' medians, and
+// one that is clearly slower after three turns stops being timed. Returns the fastest finalist, or the
+// fastest of all where no race ran (kernels long enough, or a single finalist); finalists that fail a
+// turn get an infinite time, which the caller drops.
+template <class Params>
+TimedSet<Params> race_finalists(std::vector<TimedSet<Params>>& timed, const Benchmark<Params>& benchmark,
+                                std::vector<std::string>& failures) {
+  const double fastest = std::ranges::min(timed, {}, &TimedSet<Params>::ms).ms;
+  const int rounds = int(std::min<double>(race_rounds, std::ceil(race_ms / (runs_per_timing * fastest))));
+  std::vector<std::size_t> finalists;  // indices into timed, fastest first
+  for (std::size_t i = 0; i < timed.size(); ++i)
+    if (timed[i].ms <= race_margin * fastest) finalists.push_back(i);
+  std::ranges::stable_sort(finalists, {}, [&](std::size_t i) { return timed[i].ms; });
+  finalists.resize(std::min(finalists.size(), race_finalists_max));
+  if (rounds < 2 || finalists.size() < 2) return std::ranges::min(timed, {}, &TimedSet<Params>::ms);
+  std::map<std::size_t, std::vector<double>> turns;
+  auto time_of = [&](std::size_t i) { return median(turns[i]); };
+  for (int round = 0; round < rounds && finalists.size() > 1; ++round) {
+    std::vector<std::size_t> order = finalists;
+    if (round % 2) std::ranges::reverse(order);
+    for (std::size_t i : order) try {
+        turns[i].push_back(benchmark(timed[i].params));
+      } catch (const std::exception& e) {
+        failures.push_back(fmt::format("{} (race): {}", timed[i].params.str(), e.what()));
+        timed[i].ms = INFINITY;
+        turns.erase(i);
+        std::erase(finalists, i);
+      }
+    if (round < 2 || finalists.empty()) continue;
+    const double best = time_of(std::ranges::min(finalists, {}, time_of));
+    std::erase_if(finalists, [&](std::size_t i) { return time_of(i) > clearly_slower * best; });
+  }
+  for (const auto& [i, t] : turns) timed[i].ms = median(t);
+  if (finalists.empty()) return std::ranges::min(timed, {}, &TimedSet<Params>::ms);
+  return timed[std::ranges::min(finalists, {}, [&](std::size_t i) { return timed[i].ms; })];
+}
+
 template <class Params, class Rank>
 Choice<Params> select_best(int top_k, const std::string& problem, const Rank& rank, const Benchmark<Params>& benchmark,
                            const std::function<void(const std::vector<RankedSet<Params>>&)>& candidates,
-                           const Neighbours<Params>& neighbours = {}) {
+                           const Neighbours<Params>& neighbours = {}, const std::vector<Params>& hedges = {}) {
   if (top_k < 0) throw InvalidArgument(fmt::format("top_k={} must be 0 (trust the model) or more", top_k));
   Choice<Params> choice;
   // Spare candidates stand in for those that fail to compile or run. The pool they are spread from
@@ -98,9 +149,17 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
   }
   time_until(next, listed, top_k);  // spares, where candidates failed or no neighbour was left
   choice.listed = int(ranked.size());
+  // The template's hedges that the model's candidates do not hold already, ranked after the listed.
+  for (std::size_t i = 0; i < hedges.size(); ++i) try {
+      if (std::ranges::any_of(choice.timed, [&](const TimedSet<Params>& t) { return t.params == hedges[i]; }))
+        continue;
+      choice.timed.push_back({hedges[i], choice.listed + int(i), benchmark(hedges[i])});
+    } catch (const std::exception& e) {
+      choice.failures.push_back(fmt::format("{}: {}", hedges[i].str(), e.what()));
+    }
   if (choice.timed.empty())
-    throw Error(fmt::format("none of the model's {} best parameter sets for {} could run; first failure: {}",
-                            ranked.size(), problem, choice.failures.front()));
+    throw Error(fmt::format("none of the {} parameter sets tried for {} could run; first failure: {}",
+                            ranked.size() + hedges.size(), problem, choice.failures.front()));
   // The candidates close to the fastest are timed again, in the reverse order, and keep the lower of
   // their two medians: what disturbs a timing (a host thread descheduled between the events, clocks
   // still rising) only ever adds time, and the order undoes a drift along the first pass.
@@ -111,20 +170,26 @@ Choice<Params> select_best(int top_k, const std::string& problem, const Rank& ra
     try {
       t.ms = std::min(t.ms, benchmark(t.params));
     } catch (const std::exception& e) {
-      // A kernel that fails once in two runs is not a candidate.
       choice.failures.push_back(fmt::format("{} (second timing): {}", t.params.str(), e.what()));
-      choice.timed.erase(choice.timed.begin() + std::ptrdiff_t(i));
+      t.ms = INFINITY;
     }
   }
-  if (choice.timed.empty())
-    throw Error(fmt::format("none of the model's {} best parameter sets for {} ran twice; first failure: {}",
-                            ranked.size(), problem, choice.failures.front()));
+  // A kernel that failed a second time or in the race is not a candidate.
+  auto drop_failed = [&] {
+    std::erase_if(choice.timed, [](const TimedSet<Params>& t) { return !std::isfinite(t.ms); });
+    if (choice.timed.empty())
+      throw Error(fmt::format(
+          "none of the {} parameter sets tried for {} ran every time it was timed; first failure: {}",
+          ranked.size() + hedges.size(), problem, choice.failures.front()));
+  };
+  drop_failed();
+  const TimedSet<Params> best = race_finalists(choice.timed, benchmark, choice.failures);
+  drop_failed();
   choice.benchmarked = int(choice.timed.size());
-  const TimedSet<Params>& best = *std::ranges::min_element(choice.timed, {}, &TimedSet<Params>::ms);
   choice.params = best.params;
   choice.measured_ms = best.ms;
   choice.rank = best.rank;
-  choice.predicted_tflops = ranked[std::size_t(best.rank)].predicted_tflops;
+  choice.predicted_tflops = best.rank < choice.listed ? ranked[std::size_t(best.rank)].predicted_tflops : 0;
   return choice;
 }
 

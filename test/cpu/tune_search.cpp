@@ -35,21 +35,34 @@ using namespace isaac::tune;
 
 namespace {
 
-// A model with random weights and a normalisation fitted on random legal sets: its ranking is
-// arbitrary but fixed, which is all the search needs to be checked against predict().
-Model random_model(const ir::Gemm& problem, const std::vector<int>& hidden, std::uint64_t seed) {
+// A model with random weights and a normalisation fitted on some 500 of the legal sets: its ranking
+// is arbitrary but fixed, which is all the search needs to be checked against predict().
+template <class Params, class FeaturesOf>
+Model random_model_over(std::vector<std::string> names, const std::vector<Params>& space, FeaturesOf features_of,
+                        const std::vector<int>& hidden, std::uint64_t seed) {
   Model model;
-  model.features = gemm_feature_names();
+  model.features = std::move(names);
   model.mlp = Mlp(int(model.features.size()), hidden, seed);
-  const auto space = lower::gemm_space(problem);
-  std::vector<lower::GemmParams> some;
+  std::vector<Params> some;
   for (size_t i = 0; i < space.size(); i += space.size() / 500 + 1) some.push_back(space[i]);
   Samples s;
   s.features = int(model.features.size());
-  s.x = gemm_features(problem, some);
+  s.x = features_of(some);
   s.y.assign(some.size(), 1.0);
   model.mlp.fit_normalisation(s);
   model.mlp.target_mean = 1.5, model.mlp.target_scale = 0.7;
+  return model;
+}
+
+Model random_model(const ir::Gemm& problem, const std::vector<int>& hidden, std::uint64_t seed) {
+  return random_model_over(gemm_feature_names(), lower::gemm_space(problem),
+                           [&](const auto& some) { return gemm_features(problem, some); }, hidden, seed);
+}
+
+Model random_conv_model(const ir::Conv& problem, const std::vector<int>& hidden, std::uint64_t seed) {
+  Model model = random_model_over(conv_feature_names(), lower::conv_space(problem),
+                                  [&](const auto& some) { return conv_features(problem, some); }, hidden, seed);
+  model.template_name = "conv";
   return model;
 }
 
@@ -830,4 +843,117 @@ TEST_CASE("the shipped GEMM models rate a batch of GEMMs at least as fast as one
     CAPTURE(ir::name(dtype));
     CHECK(best(64) >= best(1));
   }
+}
+
+TEST_CASE("select_gemm races the short kernels close to the fastest, and stops timing those clearly slower") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 512, 512, 512, false, false);
+  const Model model = random_model(g, {16}, 3);
+  std::vector<Ranked> candidates;
+  // Per candidate: its time in the first pass, in the second timing, and in every turn of the race.
+  struct Script {
+    double first, second, race;
+  };
+  std::map<std::string, Script> scripts;
+  std::map<std::string, int> calls;
+  auto bench = [&](const lower::GemmParams& p) {
+    const Script& s = scripts.at(p.str());
+    const int call = calls[p.str()]++;
+    if (call == 0) return s.first;
+    if (call == 1) return s.second;
+    if (s.race < 0) throw Error("launch failed");
+    return s.race;
+  };
+  auto script = [&](std::vector<Script> first_ones) {
+    return [&, first_ones](const std::vector<Ranked>& c) {  // the first pass, then the neighbours
+      for (const Ranked& r : c) {
+        scripts[r.params.str()] = candidates.size() < first_ones.size() ? first_ones[candidates.size()]
+                                                                          : Script{0.030, 0.030, 0.030};
+        candidates.push_back(r);
+      }
+    };
+  };
+  const int rounds = std::min(race_rounds, int(std::ceil(race_ms / (runs_per_timing * 0.019))));
+  REQUIRE(rounds > 3);
+
+  SUBCASE("the race reverses the first passes' order") {
+    // Candidate 0 looks fastest, 1 and 2 are within race_margin; in the race 1 is fastest and 0 and 2
+    // are clearly slower: both leave it after three turns. Candidate 3 (5% slower) is no finalist.
+    const Selection s = select_gemm(g, {}, model, 4, bench,
+                                    script({{0.0190, 0.0191, 0.0195}, {0.0193, 0.0192, 0.0185},
+                                            {0.0194, 0.0195, 0.0200}, {0.0200, 0.0201, 0.0150}}));
+    CHECK(s.params == candidates[1].params);
+    CHECK(s.measured_ms == doctest::Approx(0.0185));
+    CHECK(calls[candidates[0].params.str()] == 2 + 3);
+    CHECK(calls[candidates[1].params.str()] == 2 + 3);
+    CHECK(calls[candidates[2].params.str()] == 2 + 3);
+    CHECK(calls[candidates[3].params.str()] == 2);
+    REQUIRE(s.timed.size() == 4);
+    CHECK(s.timed[0].ms == doctest::Approx(0.0195));  // the race's time replaces the first passes'
+    CHECK(s.timed[3].ms == doctest::Approx(0.0200));
+  }
+  SUBCASE("finalists as fast as each other run every turn") {
+    const Selection s = select_gemm(g, {}, model, 4, bench,
+                                    script({{0.0190, 0.0190, 0.0186}, {0.0191, 0.0191, 0.0185}}));
+    CHECK(s.params == candidates[1].params);
+    CHECK(calls[candidates[0].params.str()] == 2 + rounds);
+    CHECK(calls[candidates[1].params.str()] == 2 + rounds);
+  }
+  SUBCASE("at most race_finalists_max finalists, the fastest") {
+    // Six candidates within race_margin, the later ones faster: the first two are left out.
+    const std::size_t close_ones = race_finalists_max + 2;
+    std::vector<Script> close;
+    for (std::size_t i = 0; i < close_ones; ++i) {
+      const double ms = 0.0190 + 0.00001 * double(close_ones - i);
+      close.push_back({ms, ms, 0.0190});
+    }
+    select_gemm(g, {}, model, 10, bench, script(close));
+    for (std::size_t i = 0; i < close_ones; ++i)
+      CHECK_MESSAGE((calls[candidates[i].params.str()] > 2) == (i >= 2), i);
+  }
+  SUBCASE("a finalist that fails a turn is dropped, and the race goes on without it") {
+    const Selection s = select_gemm(g, {}, model, 4, bench,
+                                    script({{0.0190, 0.0190, -1}, {0.0191, 0.0191, 0.0189}}));
+    CHECK(s.params == candidates[1].params);
+    CHECK(s.measured_ms == doctest::Approx(0.0189));
+    CHECK(s.timed.size() == 3);
+    CHECK(s.benchmarked == 3);
+    REQUIRE(s.failures.size() == 1);
+    CHECK(s.failures[0].find("(race): launch failed") != std::string::npos);
+  }
+  SUBCASE("where every finalist fails, the fastest of the others is chosen") {
+    const Selection s = select_gemm(g, {}, model, 4, bench,
+                                    script({{0.0190, 0.0190, -1}, {0.0191, 0.0191, -1}, {0.0250, 0.0250, 0.0250}}));
+    CHECK(s.params == candidates[2].params);
+    CHECK(s.failures.size() == 2);
+  }
+}
+
+TEST_CASE("select_gemm races no kernel that its first timings measured for long enough") {
+  const ir::Gemm g = ir::dense_gemm(ir::DType::f32, 512, 512, 512, false, false);
+  const Model model = random_model(g, {16}, 3);
+  std::map<std::string, int> calls;
+  const double long_enough = race_ms / runs_per_timing;
+  auto bench = [&](const lower::GemmParams& p) { return ++calls[p.str()], long_enough; };
+  select_gemm(g, {}, model, 4, bench);
+  REQUIRE(calls.size() == 4);
+  for (const auto& [params, count] : calls) CHECK_MESSAGE(count == 2, params);
+}
+
+TEST_CASE("select_conv times the Winograd hedges besides the model's candidates") {
+  const ir::Conv v = ir::dense_conv(ir::DType::f32, 2, 19, 15, 11, 37, 3, 3, 1, 1, 1, ir::ImageLayout::nchw,
+                                    ir::FilterLayout::kcrs);
+  const lower::ConvEpilogue epilogue{};
+  const std::vector<lower::ConvParams> hedges = winograd_candidates(v, epilogue, {});
+  REQUIRE(!hedges.empty());
+  const Model model = random_conv_model(v, {16}, 7);
+  std::map<std::string, int> calls;
+  // The last hedge is the fastest, by far.
+  auto bench = [&](const lower::ConvParams& p) { return ++calls[p.str()], p == hedges.back() ? 0.5 : 1.0; };
+  const ConvSelection c = select_conv(v, epilogue, {}, model, 4, bench);
+  CHECK(c.params == hedges.back());
+  CHECK(c.rank >= c.listed);
+  CHECK(c.predicted_tflops == 0);
+  for (const lower::ConvParams& h : hedges) CHECK(calls[h.str()] >= 1);
+  CHECK(c.benchmarked == int(c.timed.size()));
+  CHECK(c.timed.size() == calls.size());
 }

@@ -8,6 +8,7 @@
 #include <isaac/runtime/timer.hpp>
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -112,7 +113,7 @@ TEST_CASE("kernel attributes come from the driver") {
   CHECK(attrs.binary_version > 0);
 }
 
-TEST_CASE("the timer returns positive medians") {
+TEST_CASE("the timer returns positive medians, and rests the GPU between runs") {
   runtime::Kernel kernel = axpy_module().kernel(lower::axpy_kernel_name);
   runtime::Stream stream;
   const int n = 1 << 24;
@@ -132,6 +133,16 @@ TEST_CASE("the timer returns positive medians") {
   CHECK(t.min_ms > 0);
   CHECK(t.min_ms <= t.median_ms);
   CHECK(t.median_ms <= t.max_ms);
+
+  // The GPU rests after each run but the last as long as the run took: the call lasts at least the
+  // runs and the rests.
+  const auto begin = std::chrono::steady_clock::now();
+  t = runtime::time_on_stream([&](const runtime::Stream& s) { launch_axpy(kernel, 2.f, x, y, n, s); }, stream,
+                              options);
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+  double runs_and_rests_ms = -t.samples_ms.back();
+  for (double ms : t.samples_ms) runs_and_rests_ms += 2 * ms;
+  CHECK(wall_ms >= runs_and_rests_ms);
 
   options.flush_l2 = false;
   runtime::Timing warm = runtime::time_on_stream(
@@ -174,4 +185,14 @@ TEST_CASE("a buffer repeats its first bytes over the rest of it on the device") 
   buffer.repeat_prefix(size);
   CHECK_THROWS_AS(buffer.repeat_prefix(0), InvalidArgument);
   CHECK_THROWS_AS(buffer.repeat_prefix(size + 1), InvalidArgument);
+}
+
+TEST_CASE("device_info keeps its first answer and refuses a device that does not exist") {
+  const runtime::DeviceInfo first = runtime::device_info(0), again = runtime::device_info(0);
+  CHECK(again.name == first.name);
+  CHECK(again.sm_count == first.sm_count);
+  CHECK(again.l2_bytes == first.l2_bytes);
+  CHECK(first.sm_count > 0);
+  CHECK_THROWS_AS(runtime::device_info(runtime::device_count()), InvalidArgument);
+  CHECK_THROWS_AS(runtime::device_info(-1), InvalidArgument);
 }

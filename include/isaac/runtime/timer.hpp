@@ -1,7 +1,9 @@
 #pragma once
 // Benchmark timing: CUDA events around each run, warm-up first, median of many runs, and the L2
 // cache flushed between runs so that every run reads its operands from device memory. The flush reads
-// a buffer twice the L2's size, which leaves clean lines: the timed run pays for no write-back.
+// a buffer twice the L2's size, which leaves clean lines: the timed run pays for no write-back. After
+// each run the GPU rests as long as the run took, so that the power limit does not lower the clocks
+// of the runs that follow.
 #include <isaac/runtime/runtime.hpp>
 
 #include <functional>

@@ -71,8 +71,19 @@ std::vector<RankedConv> rank_conv_neighbours(const ir::Conv& problem, const lowe
 // How many of them the re-benchmark picks its neighbour candidates from.
 inline constexpr int neighbour_pool = 256;
 
-// Measures one parameter set on the GPU and returns its time in ms; throws when it cannot (a
-// compile, JIT or launch failure): the selection then moves on to the next candidate.
+// Measures one parameter set on the GPU and returns its time in ms, the median of runs_per_timing
+// runs; throws when it cannot (a compile, JIT or launch failure): the selection then moves on to the
+// next candidate.
+inline constexpr int runs_per_timing = 7;
+// The re-benchmark's last step, a race among short kernels (select_best.hpp): up to
+// race_finalists_max candidates within race_margin of the fastest are timed in turns until each has
+// run for race_ms of GPU time, or race_rounds turns; from the third turn on, one whose median so far
+// is clearly_slower than the best median leaves the race.
+inline constexpr double race_margin = 1.03;
+inline constexpr std::size_t race_finalists_max = 4;
+inline constexpr double race_ms = 2.0;
+inline constexpr int race_rounds = 12;
+inline constexpr double clearly_slower = 1.02;
 template <class Params>
 using Benchmark = std::function<double(const Params&)>;
 using GemmBenchmark = Benchmark<lower::GemmParams>;
