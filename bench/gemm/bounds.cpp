@@ -41,6 +41,11 @@ struct Case {
   double rel_error = -1;
 };
 
+// f32 NT, size + dm by size + dn by size + dk.
+Problem bounds_problem(std::int64_t size, std::int64_t dm, std::int64_t dn, std::int64_t dk) {
+  return Problem{.suite = "bounds", .m = size + dm, .n = size + dn, .k = size + dk, .at = false, .bt = true};
+}
+
 // The widest legal thread arrangement along a tile's contiguous axis (as gemm_space picks it).
 int widest(int contiguous, int vector, int threads) {
   int along = std::min(threads, std::max(1, contiguous / vector));
@@ -55,7 +60,7 @@ int bounds_main(const BoundsOptions& o) {
   if (!init_google_benchmark(o.benchmark_args)) return exit_failed;
 
   const std::int64_t s = o.size;
-  Problem aligned{"bounds", s, s, s, false, true};
+  Problem aligned = bounds_problem(s, 0, 0, 0);
   std::string params_text = o.params, source = "--params";
   if (params_text.empty()) {
     std::error_code ec;
@@ -96,9 +101,7 @@ int bounds_main(const BoundsOptions& o) {
   fmt::print("bounds on {}: f32 NT, {} (from {}); scalar variant {}\n", info.name, winner.str(), source, scalar.str());
 
   // The cases, and the two kernels they need (one kernel serves every shape its parameters are legal for).
-  auto grow = [&](std::int64_t dm, std::int64_t dn, std::int64_t dk) {
-    return Problem{"bounds", s + dm, s + dn, s + dk, false, true};
-  };
+  auto grow = [&](std::int64_t dm, std::int64_t dn, std::int64_t dk) { return bounds_problem(s, dm, dn, dk); };
   auto make = [](std::string tag, Problem p) {
     Case c;
     c.tag = std::move(tag);

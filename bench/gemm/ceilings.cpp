@@ -45,9 +45,13 @@ double measure_bandwidth_tbs(const runtime::Stream& stream, std::size_t bytes, i
   return 2.0 * double(bytes) / (t.median_ms * 1e-3) / 1e12;
 }
 
+Problem peak_problem(std::int64_t size) {
+  return Problem{.suite = "peak", .m = size, .n = size, .k = size};
+}
+
 double measure_peak_tflops(Cublas& cublas, ir::DType dtype, const runtime::Stream& stream, std::string* how,
                            std::int64_t size, int repeats) {
-  Problem p{"peak", size, size, size, false, false};
+  Problem p = peak_problem(size);
   ir::Gemm g = to_gemm(p, dtype);
   Operands ops(g, hash_name(problem_name(dtype, p), 7), cublas, stream, /*reference=*/false);
   auto best = cublas.best(g, ops.c(), ops.a(), ops.b(), stream, {.warmup = 2, .repeats = repeats, .flush_l2 = true});

@@ -3,6 +3,7 @@
 // (a large device-to-device copy, bytes read plus bytes written over the time) and the peak arithmetic
 // rate of each dtype (cuBLAS at 8192^3, the best of cublasGemmEx and cuBLASLt's heuristic list).
 #include "cublas.hpp"
+#include "problems.hpp"
 
 #include <isaac/ir/dtype.hpp>
 #include <isaac/runtime/runtime.hpp>
@@ -25,7 +26,9 @@ struct Ceilings {
 
 // Copies `bytes` (default 1 GiB) device to device: median of `repeats`, in TB/s counting read + write.
 double measure_bandwidth_tbs(const runtime::Stream& stream, std::size_t bytes = std::size_t(1) << 30, int repeats = 20);
-// cuBLAS on an NN size^3 GEMM of `dtype` with random operands, in TFLOP/s; `how` says which algorithm.
+// The GEMM whose cuBLAS rate is the peak: NN, size^3, one batch.
+Problem peak_problem(std::int64_t size);
+// cuBLAS on peak_problem(size) in `dtype` with random operands, in TFLOP/s; `how` says which algorithm.
 double measure_peak_tflops(Cublas& cublas, ir::DType dtype, const runtime::Stream& stream, std::string* how,
                            std::int64_t size = 8192, int repeats = 10);
 

@@ -103,6 +103,14 @@ int selftest_main() {
              table.rows.size() == 1 && table.rows[0][8].empty() && table.rows[0][10] == params,
          "leading comment, the 11 columns, empty cells for missing figures");
 
+  fmt::print("ceilings\n");
+  // A batch field placed before m once made this a batch of 8192 empty GEMMs, and every peak an
+  // out-of-memory error (2026-11-29 to 2026-12-01).
+  const Problem peak = peak_problem(8192);
+  expect(peak.batch == 1 && peak.m == 8192 && peak.n == 8192 && peak.k == 8192 && !peak.at && !peak.bt &&
+             std::abs(peak.flops() - 2.0 * 8192.0 * 8192.0 * 8192.0) < 1,
+         "the peak is measured on one NN GEMM of 8192^3");
+
   fmt::print("report table (made-up figures)\n");
   Ceilings ceilings;
   ceilings.bandwidth_tbs = 3.0;

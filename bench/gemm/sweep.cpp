@@ -366,8 +366,12 @@ int sweep_main(const SweepOptions& o) {
                   st = t.column("status");
       for (const auto& row : t.rows)
         if (row[st] == "crashed") {
-          Problem p{row[su],        std::stoll(row[m]), std::stoll(row[n]), std::stoll(row[k]),
-                    row[at] == "1", row[bt] == "1"};
+          Problem p{.suite = row[su],
+                    .m = std::stoll(row[m]),
+                    .n = std::stoll(row[n]),
+                    .k = std::stoll(row[k]),
+                    .at = row[at] == "1",
+                    .bt = row[bt] == "1"};
           exclude[problem_name(parse_one_dtype(row[dt]), p)].insert(row[pa]);
         }
     }
