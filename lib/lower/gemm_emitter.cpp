@@ -39,6 +39,7 @@ class GemmEmitter : public TiledKernelBuilder {
     producer_warp_ = tma_producer_warp(g, p);
     tile_loop_ = gemm_tile_loop(g, p);
     ping_pong_ = gemm_ping_pong(g, p);
+    one_wgmma_statement_ = true;
   }
 
   std::string name() const {

@@ -593,9 +593,11 @@ llvm::Value* TiledKernelBuilder::dmma_m16n8k4(Value* a0, Value* a1, Value* b, co
 // Per 16-deep step, each warp group issues MS/8 wgmma.mma_async m64nNk16 (N = 16 NS) on its rows of
 // A and its columns of B, straight from the stage's swizzled tiles; the products of this stage stay
 // in flight while the next stage is copied, and the previous stage's must be done (wait_group 1)
-// before main_loop_async refills its buffer.
+// before main_loop_async refills its buffer. With one_wgmma_statement_ the stage's products are one
+// inline-asm statement: LLVM then ties the accumulators in and out once a stage instead of once a
+// product.
 void TiledKernelBuilder::compute_stage_wgmma(Value* stage) {
-  const int n = 16 * t_.ns, columns = cell_columns();
+  const int n = 16 * t_.ns;
   const int a_width = wgmma_width(a_k_contiguous_, 64), b_width = wgmma_width(b_k_contiguous_, n);
   // The element offset of the operand's first row (K-contiguous) or block (M/N-contiguous) at mn,
   // at K step `step`.
@@ -607,6 +609,7 @@ void TiledKernelBuilder::compute_stage_wgmma(Value* stage) {
   Value* a_row = b_.CreateMul(wm_, c32(8 * t_.ms));
   Value* b_column = b_.CreateMul(wn_, c32(n));
   wgmma_op("wgmma.fence.sync.aligned;");
+  std::vector<WgmmaProduct> products;
   for (int step = 0; step < t_.u; step += 16) {
     Value* b_descriptor =
         wgmma_descriptor(b_.CreateAdd(b_stage, start(b_k_contiguous_, b_width, b_column, step)), b_width,
@@ -615,12 +618,14 @@ void TiledKernelBuilder::compute_stage_wgmma(Value* stage) {
       Value* a_descriptor = wgmma_descriptor(
           b_.CreateAdd(a_stage, start(a_k_contiguous_, a_width, b_.CreateAdd(a_row, c32(64 * tile)), step)), a_width,
           t_.u * a_width);
-      std::vector<llvm::AllocaInst*> cells;
-      for (int d = 0; d < n / 2; ++d)
-        cells.push_back(acc_cells_[(2 * tile + (d / 2) % 2) * columns + 2 * (d / 4) + d % 2]);
-      wgmma(a_descriptor, b_descriptor, cells, n);
+      products.push_back({a_descriptor, b_descriptor, tile_cells(tile, n)});
+      if (!one_wgmma_statement_) {
+        wgmma(products, n);
+        products.clear();
+      }
     }
   }
+  if (!products.empty()) wgmma(products, n);
   wgmma_op("wgmma.commit_group.sync.aligned;");
   wgmma_op("wgmma.wait_group.sync.aligned 1;");
 }
@@ -682,7 +687,7 @@ void TiledKernelBuilder::split_stage(Value* stage, Value* split) {
 }
 
 void TiledKernelBuilder::compute_stage_wgmma_tf32(Value* split) {
-  const int n = 16 * t_.ns, columns = cell_columns(), width = wgmma_width(true, 0);
+  const int n = 16 * t_.ns, width = wgmma_width(true, 0);
   Value* a_hi = b_.CreateAdd(c32(l_.split_region), b_.CreateMul(split, c32(l_.split_size)));
   Value* a_lo = b_.CreateAdd(a_hi, c32(l_.stage_a));
   Value* b_hi = b_.CreateAdd(a_hi, c32(2 * l_.stage_a));
@@ -690,6 +695,7 @@ void TiledKernelBuilder::compute_stage_wgmma_tf32(Value* split) {
   Value* a_row = b_.CreateMul(wm_, c32(8 * t_.ms));
   Value* b_column = b_.CreateMul(wn_, c32(n));
   wgmma_op("wgmma.fence.sync.aligned;");
+  std::vector<WgmmaProduct> products;
   for (int step = 0; step < t_.u; step += 8) {
     auto descriptor = [&](Value* region, Value* mn) {
       Value* start = b_.CreateUDiv(wgmma_unswizzled_bytes(mn, c32(step), true, width), c32(l_.elem));
@@ -701,27 +707,36 @@ void TiledKernelBuilder::compute_stage_wgmma_tf32(Value* split) {
       Value* row = b_.CreateAdd(a_row, c32(64 * tile));
       Value* a_hi_d = descriptor(a_hi, row);
       Value* a_lo_d = descriptor(a_lo, row);
-      std::vector<llvm::AllocaInst*> cells;
-      for (int d = 0; d < n / 2; ++d)
-        cells.push_back(acc_cells_[(2 * tile + (d / 2) % 2) * columns + 2 * (d / 4) + d % 2]);
-      wgmma(a_lo_d, b_hi_d, cells, n);
-      wgmma(a_hi_d, b_lo_d, cells, n);
-      wgmma(a_hi_d, b_hi_d, cells, n);
+      const auto cells = tile_cells(tile, n);
+      products.push_back({a_lo_d, b_hi_d, cells});
+      products.push_back({a_hi_d, b_lo_d, cells});
+      products.push_back({a_hi_d, b_hi_d, cells});
     }
   }
+  wgmma(products, n);
   wgmma_op("wgmma.commit_group.sync.aligned;");
   wgmma_op("wgmma.wait_group.sync.aligned 1;");
 }
 
-void TiledKernelBuilder::wgmma(Value* a_descriptor, Value* b_descriptor, const std::vector<llvm::AllocaInst*>& cells,
-                               int n) {
-  const int count = n / 2;
-  std::string outputs, constraints;
-  for (int d = 0; d < count; ++d) {
-    outputs += fmt::format("{}${}", d ? ", " : "", d);
-    constraints += "=f,";
-  }
-  constraints += "l,l,r";
+std::vector<llvm::AllocaInst*> TiledKernelBuilder::tile_cells(int tile, int n) {
+  const int columns = cell_columns();
+  std::vector<llvm::AllocaInst*> cells;
+  for (int d = 0; d < n / 2; ++d) cells.push_back(acc_cells_[(2 * tile + (d / 2) % 2) * columns + 2 * (d / 4) + d % 2]);
+  return cells;
+}
+
+void TiledKernelBuilder::wgmma(const std::vector<WgmmaProduct>& products, int n) {
+  // Operands: the distinct cells as outputs, two descriptors per product, the scale, then each cell
+  // again as the input tied to its output.
+  std::vector<llvm::AllocaInst*> cells;
+  for (const WgmmaProduct& p : products)
+    for (auto* cell : p.cells)
+      if (std::find(cells.begin(), cells.end(), cell) == cells.end()) cells.push_back(cell);
+  const int count = static_cast<int>(cells.size()), scale = count + 2 * static_cast<int>(products.size());
+  std::string constraints;
+  for (int d = 0; d < count; ++d) constraints += "=f,";
+  for (std::size_t i = 0; i < products.size(); ++i) constraints += "l,l,";
+  constraints += "r";
   for (int d = 0; d < count; ++d) constraints += fmt::format(",{}", d);
   // imm-trans: 0 reads a K-major tile (K contiguous in its core-matrix rows), 1 an M- or N-major one.
   // TF32 operands are K-major only, and the instruction takes no imm-trans.
@@ -730,12 +745,23 @@ void TiledKernelBuilder::wgmma(Value* a_descriptor, Value* b_descriptor, const s
                                                   : fmt::format("m64n{}k16.f32.f16.f16", n);
   const std::string trans =
       l_.elem == 4 ? "" : fmt::format(", {}, {}", a_k_contiguous_ ? 0 : 1, b_k_contiguous_ ? 0 : 1);
-  std::string text = fmt::format(
-      "{{ .reg .pred isaac_scale; setp.ne.b32 isaac_scale, ${}, 0; "
-      "wgmma.mma_async.sync.aligned.{} {{{}}}, ${}, ${}, isaac_scale, 1, 1{}; }}",
-      count + 2, shape, outputs, count, count + 1, trans);
-  std::vector<llvm::Type*> types{i64_, i64_, i32_};
-  std::vector<Value*> args{a_descriptor, b_descriptor, c32(1)};
+  std::string text;
+  std::vector<llvm::Type*> types;
+  std::vector<Value*> args;
+  for (std::size_t i = 0; i < products.size(); ++i) {
+    std::string outputs;
+    for (auto* cell : products[i].cells)
+      outputs += fmt::format("{}${}", outputs.empty() ? "" : ", ", std::find(cells.begin(), cells.end(), cell) - cells.begin());
+    const int a = count + 2 * static_cast<int>(i);
+    text += fmt::format(
+        "{}{{ .reg .pred isaac_scale; setp.ne.b32 isaac_scale, ${}, 0; "
+        "wgmma.mma_async.sync.aligned.{} {{{}}}, ${}, ${}, isaac_scale, 1, 1{}; }}",
+        i ? "\n\t" : "", scale, shape, outputs, a, a + 1, trans);
+    types.insert(types.end(), {i64_, i64_});
+    args.insert(args.end(), {products[i].a, products[i].b});
+  }
+  types.push_back(i32_);
+  args.push_back(c32(1));
   for (auto* cell : cells) {
     types.push_back(acc_);
     args.push_back(b_.CreateLoad(acc_, cell));

@@ -222,9 +222,16 @@ class TiledKernelBuilder : public KernelBuilder {
   // TC=2 f32: per 8-deep step, the three TF32 products lo x hi, hi x lo, hi x hi of each m64nNk8
   // tile from split buffer `split`, as compute_stage_tf32 does with mma.sync.
   void compute_stage_wgmma_tf32(Value* split);
-  // wgmma.mma_async m64nNk16, f32 += f16 x f16 (f32: m64nNk8, f32 += tf32 x tf32), on the
-  // accumulator cells `cells` (N/2 of them).
-  void wgmma(Value* a_descriptor, Value* b_descriptor, const std::vector<llvm::AllocaInst*>& cells, int n);
+  // wgmma.mma_async m64nNk16, f32 += f16 x f16 (f32: m64nNk8, f32 += tf32 x tf32): each product
+  // adds A x B (shared-memory descriptors) to its N/2 accumulator cells. All of them, in order, go into
+  // one inline-asm statement, which ties each cell in and out once.
+  struct WgmmaProduct {
+    Value *a, *b;
+    std::vector<llvm::AllocaInst*> cells;
+  };
+  void wgmma(const std::vector<WgmmaProduct>& products, int n);
+  // The accumulator cells of m64nN tile `tile` of the warp group's rows, in wgmma's register order.
+  std::vector<llvm::AllocaInst*> tile_cells(int tile, int n);
   // The shared-memory matrix descriptor of an operand whose rows are `width` bytes, starting at
   // element `offset` of the dynamic shared memory; `leading` is the byte stride between the
   // `width`-wide column blocks of an M/N-contiguous operand.
@@ -299,6 +306,9 @@ class TiledKernelBuilder : public KernelBuilder {
   bool producer_warp_ = false;  // TMA=1: tma_producer_warp (GEMM), conv_tma_producer_warp (CONV)
   bool tile_loop_ = false;      // GEMM: gemm_tile_loop
   bool ping_pong_ = false;      // GEMM: gemm_ping_pong
+  // A stage's wgmma products in one inline-asm statement (compute_stage_wgmma). GEMM only: ptxas makes
+  // the same cubins of GEMM's PTX either way, but not of every CONV kernel's (docs/emission.md).
+  bool one_wgmma_statement_ = false;
   // A ping-pong tile loop: the consumer group (0 or 1) and the first buffer of its half of the ring.
   Value *consumer_group_ = nullptr, *ring_first_ = nullptr;
   Value* stage_barriers_ = nullptr;

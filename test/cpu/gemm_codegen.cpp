@@ -495,6 +495,7 @@ TEST_CASE("legality: f32 TC=2 needs f32 tensor cores, cp.async copies of 4 eleme
 
 // f32 TC=2: per stage, the split (hi by integer arithmetic, lo by cvt.rna) between two barriers, then
 // three m64nNk8 tf32 wgmma per 8-deep step and 64-row tile; in every layout, without spills.
+// The stage's products are one inline-asm statement, whose accumulators LLVM ties in and out once.
 TEST_CASE("f32 TC=2 kernels split each stage and issue 3 x U/8 x MS/8 tf32 wgmma per stage for every layout") {
   for (int layout = 0; layout < 4; ++layout) {
     const bool at = layout & 1, bt = layout & 2;
@@ -510,6 +511,7 @@ TEST_CASE("f32 TC=2 kernels split each stage and issue 3 x U/8 x MS/8 tf32 wgmma
       CHECK(kernel.ptx.find(".target sm_90a") != std::string::npos);
       const std::string shape = fmt::format("wgmma.mma_async.sync.aligned.m64n{}k8.f32.tf32.tf32", 16 * p.ns);
       CHECK(count(kernel.ptx, shape) == 3 * (p.u / 8) * (p.ms / 8));
+      CHECK(inline_asm_blocks_with(kernel.ptx, shape) == 1);
       CHECK(count(kernel.ptx, "isaac_scale, 1, 1;") == count(kernel.ptx, shape));
       // One rounding of lo per element of the stage.
       CHECK(count(kernel.ptx, "cvt.rna.tf32.f32") == (p.ml + p.nl) * p.u / p.threads());
@@ -551,8 +553,9 @@ TEST_CASE("ptxas: random f32 TC=2 sets of every layout assemble for sm_90a witho
                        << " on average");
 }
 
-// A TC=2 kernel is sm_90a PTX: per stage and warp group, MS/8 wgmma per 16-deep step, one commit and
-// one wait that leaves the stage's products in flight; the copies are fenced for the async proxy.
+// A TC=2 kernel is sm_90a PTX: per stage and warp group, MS/8 wgmma per 16-deep step in one inline-asm
+// statement, one commit and one wait that leaves the stage's products in flight; the copies are
+// fenced for the async proxy.
 TEST_CASE("f16 TC=2 kernels are sm_90a PTX with U/16 x MS/8 wgmma per stage for every layout") {
   for (int layout = 0; layout < 4; ++layout) {
     const bool at = layout & 1, bt = layout & 2;
@@ -569,6 +572,7 @@ TEST_CASE("f16 TC=2 kernels are sm_90a PTX with U/16 x MS/8 wgmma per stage for 
       const int n = 16 * p.ns;
       const std::string shape = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.f16.f16";
       CHECK(count(kernel.ptx, shape) == p.u / 16 * p.ms / 8);
+      CHECK(inline_asm_blocks_with(kernel.ptx, shape) == 1);
       // imm-trans-a / -b: 0 where the operand is K-contiguous in memory, 1 where it is M/N-contiguous.
       const std::string flags = fmt::format("isaac_scale, 1, 1, {}, {};", at ? 0 : 1, bt ? 1 : 0);
       CHECK(count(kernel.ptx, flags) == count(kernel.ptx, shape));
