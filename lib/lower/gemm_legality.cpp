@@ -109,12 +109,12 @@ bool gemm_ping_pong(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& 
   const GemmLayout l(g.dtype, g.a_trans, g.b_trans, p);
   const int cells = p.ms * p.ns;
   if (!gemm_stores_c_by_tma(g, p) || !tiles_fit_a_loop(g, p) || !l.staged_stores(p) || l.threads != 128 || cells <= gemm_tile_loop_max_cells ||
-      cells > gemm_ping_pong_max_cells || l.stages < 4 || l.stages % 2 ||
+      cells > gemm_ping_pong_max_cells || l.stages < 4 ||
       gemm_k_tiles_per_block(g, p) > gemm_tile_loop_max_k_tiles ||
       l.tile_loop_shared_bytes(p, 2) > device.max_shared_per_block)
     return false;
   const std::int64_t per_sm = std::max(1, device.max_shared_per_sm / (l.tile_loop_shared_bytes(p, 2) + 1024));
-  return gemm_block_tiles(g, p) * g.batch >= 4 * device.sm_count * per_sm;
+  return gemm_block_tiles(g, p) * g.batch >= 2 * device.sm_count * per_sm;
 }
 
 bool gemm_tile_loop(const ir::Gemm& g, const GemmParams& p, const DeviceLimits& device) {

@@ -1031,10 +1031,7 @@ void TiledKernelBuilder::copy_stage_tma(Value* tile, Value* buffer) {
   copy_tile_tma(tile, buffer, filled_barrier(buffer));
 }
 
-llvm::Value* TiledKernelBuilder::ring_buffer(Value* stage) {
-  Value* buffer = b_.CreateURem(stage, c32(ring_size()));
-  return ring_first_ ? b_.CreateAdd(ring_first_, buffer) : buffer;
-}
+llvm::Value* TiledKernelBuilder::ring_buffer(Value* stage) { return b_.CreateURem(stage, c32(ring_size())); }
 
 llvm::Value* TiledKernelBuilder::ring_use(Value* stage) { return b_.CreateUDiv(stage, c32(ring_size())); }
 
@@ -1124,76 +1121,70 @@ void TiledKernelBuilder::consume_stages(Value* total, Value* first) {
 }
 
 // The block runs tiles ctaid.x, ctaid.x + nctaid.x, ... of tile_count(), through one ring of stages
-// whose count (stages_done) runs on from tile to tile, so that the producer warp copies the next
-// tile's operands while the consumers stage and store this one's C. A buffer read by a tile's last
-// stage is handed back once its wgmma is done (wait_group 0), before the epilogue; the others as in
-// main_loop_tma. Legality keeps one buffer (ST=1) to one K tile per block's tile, so no stage waits
-// for a buffer that only a later stage of its own tile would free.
+// whose count runs on from tile to tile, so that the producer warp copies the next tile's operands
+// while the consumers stage and store this one's C. A buffer read by a tile's last stage is handed
+// back once its wgmma is done (wait_group 0), before the epilogue; the others as in main_loop_tma.
+// Legality keeps one buffer (ST=1) to one K tile per block's tile, so no stage waits for a buffer
+// that only a later stage of its own tile would free.
 //
 // A ping-pong loop's two consumer groups take the tiles in turn, tile i of the block to group i % 2,
-// and the producer fills each group's half of the ring in that order. Each half counts its own
-// stages, so that no group waits on a buffer whose previous fill belongs to the other group's tiles
-// (an mbarrier's parity tells only one phase from the next).
+// and their main loops take turns too: a group issues its tile's first wgmma once the other group has
+// issued its previous tile's last (turn_barrier), and then stages and stores its C while the other
+// group's wgmma run. The ring is one for both, filled in the order of the block's tiles, so the
+// producer runs the whole ring ahead of the group whose turn it is (with a half of the ring each, it
+// ran half of it ahead, which starved loops over many K tiles). The turns also keep an mbarrier's
+// parity unambiguous: a group waits for a stage only after every earlier stage of the ring was filled.
 void TiledKernelBuilder::tile_loop_tma(Value* total) {
-  const int half = l_.stages / 2, consumers = (ping_pong_ ? 2 : 1) * l_.threads;
+  const int consumers = (ping_pong_ ? 2 : 1) * l_.threads;
   init_stage_barriers();
   barrier_threads_ = l_.threads;  // the producer warp takes no part in the epilogues' barriers
   Value* first_tile = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
   Value* step = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
   Value* tiles = tile_count();
-  llvm::AllocaInst* stages_done = nullptr;  // one group: its count, which the producer shares
-  if (!ping_pong_) {
-    stages_done = local(i32_, "stages_done");
-    b_.CreateStore(c32(0), stages_done);
-    tile_parity_ = local(i32_, "tile_parity");
-    b_.CreateStore(c32(0), tile_parity_);
-  }
   auto* producer = llvm::BasicBlock::Create(ctx_, "producer", function_);
   auto* consumer = llvm::BasicBlock::Create(ctx_, "consumer", function_);
   b_.CreateCondBr(b_.CreateICmpUGE(tid_, c32(consumers)), producer, consumer);
   b_.SetInsertPoint(producer);
   if_then(b_.CreateICmpEQ(tid_, c32(consumers)), [&] {
-    std::vector<llvm::AllocaInst*> done{stages_done};  // per group
-    if (ping_pong_) {
-      done = {local(i32_, "stages_done0"), local(i32_, "stages_done1")};
-      for (auto* d : done) b_.CreateStore(c32(0), d);
-    }
-    for_range(first_tile, tiles, ping_pong_ ? b_.CreateMul(step, c32(2)) : step, [&](Value* tile) {
-      for (std::size_t group = 0; group < done.size(); ++group) {
-        Value* mine = group ? b_.CreateAdd(tile, step) : tile;
-        auto produce = [&] {
-          if (ping_pong_) ring_first_ = c32(int(group) * half);
-          enter_tile(mine);
-          Value* first = b_.CreateLoad(i32_, done[group]);
-          produce_stages(total, first);
-          b_.CreateStore(b_.CreateAdd(first, total), done[group]);
-        };
-        if (group) if_then(b_.CreateICmpULT(mine, tiles), produce);
-        else produce();
-      }
+    llvm::AllocaInst* done = local(i32_, "stages_done");
+    b_.CreateStore(c32(0), done);
+    for_range(first_tile, tiles, step, [&](Value* tile) {
+      enter_tile(tile);
+      Value* first = b_.CreateLoad(i32_, done);
+      produce_stages(total, first);
+      b_.CreateStore(b_.CreateAdd(first, total), done);
     });
-    ring_first_ = nullptr;
   });
   b_.CreateRetVoid();
   b_.SetInsertPoint(consumer);
-  auto consume = [&](Value* tile) { consume_tile(tile, total, stages_done); };
+  // The stage count of the group's next tile: a ping-pong group skips the other group's tiles.
+  llvm::AllocaInst* stages_done = local(i32_, "stages_done");
+  tile_parity_ = local(i32_, "tile_parity");
+  b_.CreateStore(c32(0), tile_parity_);
   if (ping_pong_) {
     consumer_group_ = b_.CreateUDiv(tid_, c32(l_.threads));
     barrier_id_ = b_.CreateAdd(consumer_group_, c32(1));
-    ring_first_ = b_.CreateMul(consumer_group_, c32(half));
-    stages_done = local(i32_, "stages_done");  // this thread's group's
-    b_.CreateStore(c32(0), stages_done);
-    tile_parity_ = local(i32_, "tile_parity");
-    b_.CreateStore(c32(0), tile_parity_);
-    for_range(b_.CreateAdd(first_tile, b_.CreateMul(consumer_group_, step)), tiles, b_.CreateMul(step, c32(2)), consume);
+    b_.CreateStore(b_.CreateMul(consumer_group_, total), stages_done);
+    for_range(b_.CreateAdd(first_tile, b_.CreateMul(consumer_group_, step)), tiles, b_.CreateMul(step, c32(2)), [&](Value* tile) {
+      consume_tile(tile, total, stages_done, b_.CreateICmpNE(tile, first_tile), b_.CreateICmpULT(b_.CreateAdd(tile, step), tiles));
+      b_.CreateStore(b_.CreateAdd(b_.CreateLoad(i32_, stages_done), total), stages_done);
+    });
   } else {
-    for_range(first_tile, tiles, step, consume);
+    b_.CreateStore(c32(0), stages_done);
+    for_range(first_tile, tiles, step, [&](Value* tile) { consume_tile(tile, total, stages_done, nullptr, nullptr); });
   }
   finish_tile_stores();
   b_.CreateRetVoid();
 }
 
-void TiledKernelBuilder::consume_tile(Value* tile, Value* total, llvm::AllocaInst* stages_done) {
+// Named barriers 3 and 4, one per consumer group, each completed by the 128 threads of the group
+// that waits (bar.sync) and the 128 of the group that gives the turn (bar.arrive).
+void TiledKernelBuilder::turn_barrier(bool arrive, Value* group) {
+  ptx_statement(arrive ? "bar.arrive $0, $1;" : "bar.sync $0, $1;", "r,r", {b_.CreateAdd(group, c32(3)), c32(2 * l_.threads)});
+}
+
+void TiledKernelBuilder::consume_tile(Value* tile, Value* total, llvm::AllocaInst* stages_done, Value* wait_turn,
+                                      Value* give_turn) {
   // The addresses of the wgmma operands and of the epilogue derive from the thread's coordinates.
   // Left loop-invariant, LLVM computes them once before the loop and keeps them live beside the
   // accumulators (a 128 x 128 tile took 201 registers, 167 without, 154 outside a loop). Read here
@@ -1206,7 +1197,9 @@ void TiledKernelBuilder::consume_tile(Value* tile, Value* total, llvm::AllocaIns
   enter_tile(tile);
   zero_accumulators();
   Value* first = b_.CreateLoad(i32_, stages_done);
+  if (wait_turn) if_then(wait_turn, [&] { turn_barrier(false, consumer_group_); });
   consume_stages(total, first);
+  if (give_turn) if_then(give_turn, [&] { turn_barrier(true, b_.CreateXor(consumer_group_, c32(1))); });
   wgmma_op("wgmma.wait_group.sync.aligned 0;");
   pin_accumulators();
   Value* done = b_.CreateAdd(first, total);

@@ -272,10 +272,9 @@ class TiledKernelBuilder : public KernelBuilder {
   // (counted over the block's whole run) to have landed in its buffer.
   void copy_stage_tma(Value* tile, Value* buffer);
   void wait_stage_filled(Value* stage);
-  // The ring of buffers that stages run through: all of them, or with ring_first_ (a ping-pong tile
-  // loop) the half of one consumer group, from buffer ring_first_. The buffer of stage `stage`, and how
-  // many times the ring went round before it.
-  int ring_size() const { return ring_first_ ? l_.stages / 2 : l_.stages; }
+  // The ring of buffers that stages run through: the buffer of stage `stage`, and how many times the
+  // ring went round before it.
+  int ring_size() const { return l_.stages; }
   Value* ring_buffer(Value* stage);
   Value* ring_use(Value* stage);
   // With a producer warp: the producer's copies and the consumers' wgmma of the block's stages first ..
@@ -283,11 +282,15 @@ class TiledKernelBuilder : public KernelBuilder {
   void produce_stages(Value* total, Value* first);
   void consume_stages(Value* total, Value* first);
   // The main loop and the epilogue of each of the block's tiles (tile_loop_), then the return; with
-  // ping_pong_, two consumer groups take the tiles in turn, each through its own half of the ring,
+  // ping_pong_, two consumer groups take the tiles and the turns of their main loops in turn, each
   // with its own named barrier, C mbarrier and staging.
   void tile_loop_tma(Value* total);
-  // The tile's consumers: its main loop, then its epilogue.
-  void consume_tile(Value* tile, Value* total, llvm::AllocaInst* stages_done);
+  // A ping-pong group waits for its turn (bar.sync on its group's turn barrier), or gives the other
+  // group `group` its turn (bar.arrive on that group's).
+  void turn_barrier(bool arrive, Value* group);
+  // The tile's consumers: its main loop, then its epilogue. A ping-pong group's main loop waits for
+  // its turn where `wait_turn` holds and gives the other group its turn where `give_turn` does.
+  void consume_tile(Value* tile, Value* total, llvm::AllocaInst* stages_done, Value* wait_turn, Value* give_turn);
   // The kernel's body after its set-up: accumulators, main loop, warp-group reduction, then the
   // epilogue in warp group 0, and the return. With `overlap_previous` (sm_90), the main loop may
   // run while the kernel before (a split's prepare kernel) still does, and the epilogue waits for it.
@@ -309,8 +312,8 @@ class TiledKernelBuilder : public KernelBuilder {
   // A stage's wgmma products in one inline-asm statement (compute_stage_wgmma). GEMM only: ptxas makes
   // the same cubins of GEMM's PTX either way, but not of every CONV kernel's (docs/emission.md).
   bool one_wgmma_statement_ = false;
-  // A ping-pong tile loop: the consumer group (0 or 1) and the first buffer of its half of the ring.
-  Value *consumer_group_ = nullptr, *ring_first_ = nullptr;
+  // A ping-pong tile loop: the consumer group (0 or 1).
+  Value* consumer_group_ = nullptr;
   Value* stage_barriers_ = nullptr;
   // A tile loop: 0 or 1, the parity of the tiles the block (a ping-pong loop: the consumer group) has
   // stored (a phase of the epilogue's mbarriers).

@@ -887,7 +887,7 @@ TEST_CASE("TMA=1 without a split moves C by TMA where C allows it: its tensor bo
 // stages from tile to tile, and C staged in memory of its own after the mbarriers; C's mbarrier is
 // initialised once, with the stages'. The leader waits for a tile's stores to have read the staging
 // before the next tile's staging, and once more before the block ends.
-TEST_CASE("TMA=1: a tile loop where TMA moves C, a block reads at most 4 K tiles and the grid has more tiles than SMs") {
+TEST_CASE("TMA=1: a tile loop where TMA moves C, a block reads at most 32 K tiles and the grid has more tiles than SMs") {
   GemmParams p = lower::parse_gemm_params("ML=64,NL=128,MS=8,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1");
   const auto g = ir::dense_gemm(DType::f16, 512, 512, 64, true, false, 128);
   lower::fit_gemm_load_layouts(true, false, p);
@@ -899,8 +899,8 @@ TEST_CASE("TMA=1: a tile loop where TMA moves C, a block reads at most 4 K tiles
   // Not where K needs more tiles, nor with a split, nor where the threads store C, nor where the tiles
   // fit on the SMs at once, nor where one more warp would not leave the consumers their registers.
   auto qk = [&](std::int64_t k, std::int64_t batch) { return ir::dense_gemm(DType::f16, 512, 512, k, true, false, batch); };
-  CHECK(lower::gemm_tile_loop(qk(4 * 64, 128), with(p, "ST=0")));
-  CHECK_FALSE(lower::gemm_tile_loop(qk(4 * 64 + 1, 128), with(p, "ST=0")));
+  CHECK(lower::gemm_tile_loop(qk(32 * 64, 128), with(p, "ST=0")));
+  CHECK_FALSE(lower::gemm_tile_loop(qk(32 * 64 + 1, 128), with(p, "ST=0")));
   CHECK_FALSE(lower::gemm_tile_loop(qk(64, 128), with(p, "KG=2")));
   // The blocks an H100 holds at once would run one tile or two each.
   CHECK_FALSE(lower::gemm_tile_loop(qk(64, 8), p));
@@ -960,28 +960,29 @@ TEST_CASE("TMA=1: a tile loop where TMA moves C, a block reads at most 4 K tiles
 }
 
 // The same QK^T with 128 x 128 tiles of one warp group (128 accumulators a thread): two consumer groups
-// take a block's tiles in turn, each through two buffers of a ring of four, with a staging of C, a C
-// mbarrier and a named barrier of its own; the producer warp makes 288 threads, which leave 168
-// registers, enough without spills.
+// take a block's tiles in turn, and the turns of their main loops (named barriers of 256 threads: one
+// bar.sync, one bar.arrive), through one ring of four buffers, each with a staging of C, a C mbarrier
+// and a named barrier of its own; the producer warp makes 288 threads, which leave 168 registers,
+// enough without spills.
 TEST_CASE("TMA=1: a ping-pong tile loop where a tile of 128 threads holds 128 accumulators a thread") {
   GemmParams p = lower::parse_gemm_params("ML=128,NL=128,MS=16,NS=8,U=64,VA=8,VB=8,TC=2,TMA=1");
   auto qk = [&](std::int64_t k, std::int64_t batch) { return ir::dense_gemm(DType::f16, 512, 512, k, true, false, batch); };
   lower::fit_gemm_load_layouts(true, false, p);
   lower::fit_gemm_pipeline_depth(qk(64, 128), p);
-  CHECK(p.st == 0);  // four buffers, two a group, for one K tile
+  CHECK(p.st == 0);  // four buffers, for one K tile
   CHECK(lower::gemm_ping_pong(qk(64, 128), p));
   CHECK(lower::gemm_tile_loop(qk(64, 128), p));
   CHECK(lower::gemm_launch_threads(qk(64, 128), p) == 288);
-  CHECK(lower::gemm_ping_pong(qk(4 * 64, 128), p));
-  // Not with one buffer a group, a fifth K tile, 64 accumulators (the single-group loop), 256 threads, or
-  // fewer than four tiles a block (16 tiles a batch, 132 SMs of one block: 33 batches at least).
+  CHECK(lower::gemm_ping_pong(qk(32 * 64, 128), p));
+  // Not with two buffers, a 33rd K tile, 64 accumulators (the single-group loop), 256 threads, or
+  // fewer than two tiles a block (16 tiles a batch, 132 SMs of one block: 17 batches at least).
   CHECK_FALSE(lower::gemm_ping_pong(qk(64, 128), with(p, "ST=2")));
-  CHECK_FALSE(lower::gemm_ping_pong(qk(4 * 64 + 1, 128), p));
+  CHECK_FALSE(lower::gemm_ping_pong(qk(32 * 64 + 1, 128), p));
   CHECK_FALSE(lower::gemm_ping_pong(qk(64, 128), with(p, "NL=64,NS=4")));
   CHECK(lower::gemm_tile_loop(qk(64, 128), with(p, "NL=64,NS=4")));
   CHECK_FALSE(lower::gemm_ping_pong(qk(64, 128), with(p, "MS=8")));
-  CHECK_FALSE(lower::gemm_ping_pong(qk(64, 32), p));
-  CHECK(lower::gemm_ping_pong(qk(64, 33), p));
+  CHECK_FALSE(lower::gemm_ping_pong(qk(64, 16), p));
+  CHECK(lower::gemm_ping_pong(qk(64, 17), p));
   CHECK_FALSE(lower::gemm_ping_pong(ir::dense_gemm(DType::f16, std::int64_t{1} << 20, std::int64_t{1} << 21, 64, true, false, 32), p));
 
   for (int layout = 0; layout < 4; ++layout) {
@@ -1000,6 +1001,8 @@ TEST_CASE("TMA=1: a ping-pong tile loop where a tile of 128 threads holds 128 ac
     CHECK(count(kernel.ptx, "cp.async.bulk.wait_group.read 0;") == 2);
     // Each group's barriers (1 and 2, from its index): before staging and before the TMA store.
     CHECK(count(kernel.ptx, ", 128;") == 2);
+    CHECK(count(kernel.ptx, "bar.sync %r") == 1);  // a group waits for its turn
+    CHECK(count(kernel.ptx, "bar.arrive %r") == 1);  // and gives the other group its turn
     CHECK(count(kernel.ptx, "barrier.sync \t1, 128;") == 0);
     assembles_for_sm90a_without_spill_stores(kernel);
   }

@@ -300,14 +300,14 @@ std::vector<Case> make_tensor_store_cases(const lower::DeviceLimits& limits) {
 // Tile loops (lower::gemm_tile_loop): grids of more tiles than the device holds blocks at once, so
 // that each block computes several tiles through one ring of stages. Many batches of small problems
 // (up to 1,100: one block per batch, which runs all of its tiles) and a few of larger ones; K of one
-// tile and less, and of two to four ending in a partial tile (the ring's stages run on from tile to
-// tile); N prime; batch strides padded; beta = 0 (C full of NaN), -0.75 and 0.5 (C read by TMA each
-// tile). A random set of the space per shape, layout and depth (ST=2, or 0 for a ring of three or four).
+// tile and less, of two to four and of six to 21 ending in a partial tile (the ring's stages run on from
+// tile to tile); N prime; batch strides padded; beta = 0 (C full of NaN), -0.75 and 0.5 (C read by TMA
+// each tile). A random set of the space per shape, layout and depth (ST=2, or 0 for a ring of three or four).
 std::vector<Case> make_tile_loop_cases(const lower::DeviceLimits& limits) {
   std::vector<Case> cases;
   if (limits.sm != 90) return cases;
   std::mt19937_64 rng(93);
-  const Shape shapes[] = {{128, 137, 40, 1100, 0}, {256, 263, 200, 40, 8}, {192, 200, 72, 300, 0}};
+  const Shape shapes[] = {{128, 137, 40, 1100, 0}, {256, 263, 200, 40, 8}, {192, 200, 72, 300, 0}, {64, 137, 330, 800, 8}};
   const double betas[] = {0.0, -0.75, 0.5};
   for (int layout = 0; layout < 4; ++layout)
     for (const Shape& s : shapes) {
@@ -326,16 +326,17 @@ std::vector<Case> make_tile_loop_cases(const lower::DeviceLimits& limits) {
   return cases;
 }
 
-// Ping-pong tile loops (lower::gemm_ping_pong): two consumer warp groups take a block's tiles in turn.
-// Batches of more tiles than four per block (one block per batch), an odd count of them per block so
-// that one group runs a tile more than the other; K of one tile and less, of two, and of four ending
-// in a partial tile; N prime; batch strides padded; beta = 0 (C full of NaN), -0.75 and 0.5 (C read by
-// TMA each tile, into each group's staging). A random set of the space per shape and layout.
+// Ping-pong tile loops (lower::gemm_ping_pong): two consumer warp groups take a block's tiles and the
+// turns of their main loops in turn. Batches of more tiles than four per block (one block per batch),
+// an odd count of them per block so that one group runs a tile more than the other; K of one tile and
+// less, of two, of four and of six ending in a partial tile; N prime; batch strides padded; beta = 0
+// (C full of NaN), -0.75 and 0.5 (C read by TMA each tile, into each group's staging). A random set of
+// the space per shape and layout.
 std::vector<Case> make_ping_pong_cases(const lower::DeviceLimits& limits) {
   std::vector<Case> cases;
   if (limits.sm != 90) return cases;
   std::mt19937_64 rng(94);
-  const Shape shapes[] = {{384, 263, 40, 150, 0}, {256, 389, 200, 140, 8}, {640, 131, 128, 133, 0}};
+  const Shape shapes[] = {{384, 263, 40, 150, 0}, {256, 389, 200, 140, 8}, {640, 131, 128, 133, 0}, {128, 131, 330, 150, 0}};
   const double betas[] = {0.0, -0.75, 0.5};
   for (int layout = 0; layout < 4; ++layout)
     for (const Shape& s : shapes) {
@@ -699,7 +700,7 @@ TEST_CASE("GEMM TC=2 TMA=1: ping-pong tile loops, two consumer groups taking til
   if (!has_tma(limits)) return;
   const auto cases = make_ping_pong_cases(limits);
   if (cases.empty()) {
-    MESSAGE("no ping-pong sets for these shapes (ISAAC_PING_PONG < 2)");
+    MESSAGE("no ping-pong sets for these shapes");
     return;
   }
   for (const Case& c : cases) {

@@ -171,18 +171,22 @@ GemmTensorBox gemm_c_tensor_box(const ir::Gemm& problem, const GemmParams& p);
 // loops"): two buffers or more of 32 or 64 accumulators gained 4-13% (f16 LAPACK 4096 x 4096 x 32
 // and 3456, QK^T 512 x 512 x 64); one buffer lost 4-5% (QK^T 512), 128 accumulators 3% (QK^T 2048 x
 // 2048 x 128: 167 registers, two blocks per SM instead of three), a 256 x 64 tile 7% (LAPACK 4096),
-// and grids of one tile per block up to 17% (batches of 64^3 and 128^3).
-inline constexpr int gemm_tile_loop_max_k_tiles = 4, gemm_tile_loop_max_cells = 64, gemm_tile_loop_max_rows = 128;
+// and grids of one tile per block up to 17% (batches of 64^3 and 128^3). Over K, the same 128 x 128
+// set as a loop against its grid (round 68, docs/tensor-cores.md, "Loops over longer K"): 3-15%
+// faster from 9 to 36 K tiles a tile, the same at 72, and 6% slower at 64 (f16 LINPACK 4096, against its
+// grid in a swizzled block order).
+inline constexpr int gemm_tile_loop_max_k_tiles = 32, gemm_tile_loop_max_cells = 64, gemm_tile_loop_max_rows = 128;
 bool gemm_tile_loop(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
 // A tile loop of 128-thread tiles of more than gemm_tile_loop_max_cells (at most gemm_ping_pong_max_cells)
 // accumulators per thread, whose tiles alternate between two consumer warp groups ("ping-pong"), each
-// with two buffers or more of the ring and a staging of C of its own, so that one group's epilogue runs
-// while the other's wgmma do: where TMA moves C, a block reads at most gemm_tile_loop_max_k_tiles K
-// tiles, the ring's buffers are even and four or more, and each block would run four tiles or more. 288
-// threads leave ptxas 168 registers, which such tiles fit without spilling. Measured on the H200
-// (docs/tensor-cores.md, "Ping-pong tile loops"): f16 QK^T 32 x 2048x2048x128 gained 16% over its best
-// grid, QK^T 128 x 512x512x64 3%; tiles of 64 accumulators lost 12-28% against their single-group
-// loops, which run several blocks per SM.
+// with a staging of C of its own: the groups' main loops take turns, so that one group's epilogue runs
+// while the other's wgmma do, and one ring of four buffers or more serves both, filled in the order of
+// the tiles. Where TMA moves C, a block reads at most gemm_tile_loop_max_k_tiles K tiles and each block
+// would run two tiles or more. 288 threads leave ptxas 168 registers, which such tiles fit without
+// spilling. Measured on the H200 (docs/tensor-cores.md, "Ping-pong tile loops" and round 68's "Loops
+// over longer K"): f16 QK^T 32 x 2048x2048x128 gained 16% over its best grid (and 3% more from the
+// shared ring), the implicit GEMM of CONV's Conv10 (25088 x 256 x 1152) 9%; tiles of 64 accumulators
+// lost 12-28% against their single-group loops, which run several blocks per SM.
 inline constexpr int gemm_ping_pong_max_cells = 128;
 bool gemm_ping_pong(const ir::Gemm& problem, const GemmParams& p, const DeviceLimits& device = {});
 // A tile loop's grid is (gemm_tile_loop_blocks, 1, 1): as many blocks as the device holds at once
