@@ -23,7 +23,8 @@ struct CompiledConv::State {
   std::optional<runtime::Kernel> transform;  // WG=1 and 2: the filter's planes, into a workspace per stream
   std::optional<runtime::Kernel> input_transform, output_transform;  // WG=2
   runtime::Buffer lut;
-  // Launch geometry and, for WG=2, the product's GEMM: fixed by the problem and the parameters.
+  // Launch geometry and, for WG=2, the product's GEMM: fixed by the problem, the parameters and, for a
+  // tile loop, the blocks the device holds at once.
   lower::ConvGrid grid;
   std::optional<lower::WinogradProduct> product;
   // WG=1: the transformed filter, one buffer per stream so that concurrent runs never mix.
@@ -66,9 +67,15 @@ CompiledConv::CompiledConv(const ir::Conv& problem, lower::ConvKernel kernel, co
   auto table = lower::conv_lookup_table(problem, params);
   runtime::Buffer lut(table.size() * sizeof(lower::ConvLutEntry));
   if (!table.empty()) lut.upload(table.data(), lut.bytes());
+  lower::ConvGrid grid = lower::conv_grid(problem, params);
+  if (kernel.tile_loop) {
+    const std::int64_t resident = std::int64_t{runtime::device_info(ordinal).sm_count} *
+                                  main.max_active_blocks_per_sm(kernel.threads, kernel.shared_bytes);
+    grid.main = {lower::conv_tile_loop_blocks(problem, params, resident), 1, 1};
+  }
   state_ = std::unique_ptr<State>(new State{problem, params, epilogue, std::move(kernel), ordinal, std::move(module),
                                             main, prepare, transform, input_transform, output_transform, std::move(lut),
-                                            lower::conv_grid(problem, params), {}, {}});
+                                            grid, {}, {}});
   if (params.wg == 2) state_->product = lower::winograd_product(problem, params);
 }
 

@@ -99,7 +99,7 @@ template <class Kernel>
 json shared_fields(const Kernel& k) {
   json e = {{"ptx", k.ptx},          {"main", k.main_name},           {"prepare", k.prepare_name},
           {"threads", k.threads}, {"shared_bytes", k.shared_bytes}, {"helper_threads", k.helper_threads},
-          {"overlaps_previous", k.overlaps_previous}};
+          {"overlaps_previous", k.overlaps_previous}, {"tile_loop", k.tile_loop}};
   if (!k.cubin.empty()) e["cubin"] = json::binary(std::vector<std::uint8_t>(k.cubin.begin(), k.cubin.end()));
   return e;
 }
@@ -115,6 +115,7 @@ Kernel with_shared_fields(const json& e) {
   k.helper_threads = e.at("helper_threads").get<int>();
   // Entries written before the field existed hold kernels that do not wait: launch them in order.
   k.overlaps_previous = e.value("overlaps_previous", false);
+  k.tile_loop = e.at("tile_loop").get<bool>();
   if (e.contains("cubin")) {
     const auto& bin = e.at("cubin").get_binary();
     k.cubin.assign(bin.begin(), bin.end());
@@ -177,12 +178,10 @@ lower::GemmKernel cached_gemm_kernel(const ir::Gemm& problem, const lower::GemmP
       [](const json& e, lower::GemmKernel& k) {
         k.reduce_name = e.at("reduce").get<std::string>();
         k.c_by_tma = e.at("c_by_tma").get<bool>();
-        k.tile_loop = e.at("tile_loop").get<bool>();
       },
       [](const lower::GemmKernel& k, json& e) {
         e["reduce"] = k.reduce_name;
         e["c_by_tma"] = k.c_by_tma;
-        e["tile_loop"] = k.tile_loop;
       });
 }
 

@@ -44,6 +44,8 @@ class ConvEmitter : public TiledKernelBuilder {
     crs_ = v.c * v.r * v.s;
     fj_ = v.filter_layout == ir::FilterLayout::krsc ? v.filter_strides[1] : v.filter_strides[3];
     producer_warp_ = conv_tma_producer_warp(v, p);
+    tile_loop_ = conv_tile_loop(v, p);
+    tiles_n_ = (v.k + g_.nl - 1) / g_.nl;
   }
 
   std::string name() const {
@@ -79,7 +81,12 @@ class ConvEmitter : public TiledKernelBuilder {
   void load_tile(Value* tile, bool predicated) override;
   void copy_tile_async(Value* tile, Value* buffer, bool predicated) override;
   void copy_tile_tma(Value* tile, Value* buffer, Value* barrier) override;
-  int barriers_offset() const override { return conv_barriers_offset(v_, p_); }
+  int barriers_offset() const override { return conv_barriers_offset(v_, p_, t_, tile_loop_); }
+  Value* tile_count() override { return c32((npq_ + g_.ml - 1) / g_.ml * tiles_n_); }
+  // The block's tile (bm_, bn_) and, with TMA, where its first pixel's window starts.
+  void enter_tile(Value* tile) override;
+  void place_tile(Value* tile);
+  void place_window();
   void recompute_nan_cells() override;
   void epilogue() override;
   void staged_epilogue(Value* m0, Value* n0);
@@ -92,6 +99,7 @@ class ConvEmitter : public TiledKernelBuilder {
   bool in_red_, f_k_;
   ConvEpilogue epi_;
   std::int64_t npq_, crs_, fj_;
+  std::int64_t tiles_n_;  // the filter tiles
 
   Value *O_, *I_, *F_, *LUT_, *bias_, *alpha_, *beta_;
   // TMA: the tensor maps' generic addresses, and where the window of the block's first pixel starts
@@ -260,6 +268,24 @@ void ConvEmitter::recompute_nan_cells() {
   });
 }
 
+void ConvEmitter::enter_tile(Value* tile) {
+  place_tile(tile);
+  place_window();
+}
+
+// Consecutive tiles are consecutive filter tiles of one pixel tile: their blocks share its input in L2.
+void ConvEmitter::place_tile(Value* tile) {
+  bm_ = b_.CreateUDiv(tile, c32(tiles_n_));
+  bn_ = b_.CreateURem(tile, c32(tiles_n_));
+}
+
+void ConvEmitter::place_window() {
+  Pixel first = decompose(b_.CreateMul(bm_, c32(g_.ml)));
+  window_n_ = first.n;
+  window_h_ = b_.CreateSub(b_.CreateMul(first.p, c32(v_.stride_h)), c32(v_.pad_h));
+  window_w_ = b_.CreateSub(b_.CreateMul(first.q, c32(v_.stride_w)), c32(v_.pad_w));
+}
+
 Value* ConvEmitter::output_ptr(Value* m, Value* k) {
   Value* offset = b_.CreateAdd(output_pixel_offset(decompose(min32(m, c32(npq_ - 1)))),
                                b_.CreateMul(b_.CreateZExt(min32(k, c32(v_.k - 1)), i64_), c64(v_.output_strides[1])));
@@ -279,10 +305,13 @@ void ConvEmitter::staged_epilogue(Value* m0, Value* n0) {
   const bool along_filters = conv_stages_along_filters(v_);
   // The runs for_each_staged_run reads back: 16 bytes of the output.
   const int pitch = conv_staging_pitch(v_, p_), width = 16 / l_.elem;
-  barrier();  // every warp is done with the pipeline's buffers
+  // A tile loop's staging lies after the ring, which fills with the next tile's operands meanwhile.
+  const int first = tile_loop_ ? conv_loop_staging_offset(v_, p_, t_) / 4 : 0;
+  barrier();  // every warp is done with the pipeline's buffers (a tile loop: with the last tile's staging)
   stage_scaled_cells(alpha_, [&](Value* row, Value* column) {
-    return along_filters ? b_.CreateAdd(b_.CreateMul(row, c32(pitch)), column)
-                         : b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row);
+    Value* index = along_filters ? b_.CreateAdd(b_.CreateMul(row, c32(pitch)), column)
+                                 : b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row);
+    return first ? b_.CreateAdd(c32(first), index) : index;
   });
   barrier();
 
@@ -300,7 +329,7 @@ void ConvEmitter::staged_epilogue(Value* m0, Value* n0) {
     if (epi_.relu) value = b_.CreateSelect(b_.CreateFCmpOGT(value, zero(scalar_)), value, zero(scalar_));
     return to_elem(value);
   };
-  for_each_staged_run(pitch, along_filters, acc_, [&](Value* staged, Value* row, Value* column, Value* in_tile) {
+  for_each_staged_run(first, pitch, along_filters, acc_, [&](Value* staged, Value* row, Value* column, Value* in_tile) {
     Value* m = b_.CreateAdd(m0, row);
     Value* n = b_.CreateAdd(n0, column);
     auto element = [&](int e) {
@@ -423,10 +452,7 @@ void ConvEmitter::emit_main() {
   tid_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   Value* pid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
   kz_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y);
-  // Consecutive blocks take consecutive filter tiles of one pixel tile: they share its input in L2.
-  std::int64_t num_k = (v_.k + g_.nl - 1) / g_.nl;
-  bm_ = b_.CreateUDiv(pid, c32(num_k));
-  bn_ = b_.CreateURem(pid, c32(num_k));
+  if (!tile_loop_) place_tile(pid);
 
   // This block's share of C*R*S: whole tiles of U, the last share shorter.
   std::int64_t k_tiles = (crs_ + g_.u - 1) / g_.u;
@@ -440,10 +466,7 @@ void ConvEmitter::emit_main() {
   thread_coordinates();
 
   if (t_.tma) {
-    Pixel first = decompose(b_.CreateMul(bm_, c32(g_.ml)));
-    window_n_ = first.n;
-    window_h_ = b_.CreateSub(b_.CreateMul(first.p, c32(v_.stride_h)), c32(v_.pad_h));
-    window_w_ = b_.CreateSub(b_.CreateMul(first.q, c32(v_.stride_w)), c32(v_.pad_w));
+    if (!tile_loop_) place_window();
     return accumulate_and_store(full, total, sm_ >= 90);
   }
 
@@ -538,6 +561,7 @@ ConvKernel emit_conv(const ir::Conv& v, const ConvParams& p, const Target& targe
   }
   kernel.ptx = compile_to_ptx(*module, target_for_params, Optimisation::full);
   kernel.overlaps_previous = target.sm >= 90;
+  kernel.tile_loop = conv_tile_loop(v, p);
   kernel.threads = p.threads() + (conv_tma_producer_warp(v, p) ? 32 : 0);
   kernel.shared_bytes = conv_kernel_shared_bytes(v, p);
   kernel.emit_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

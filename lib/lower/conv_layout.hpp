@@ -42,20 +42,21 @@ inline int conv_staging_pitch(const ir::Conv& v, const ConvParams& p) {
 
 // The direct kernel's dynamic shared memory under tiling g: the tiles (or the warp groups' reduction)
 // and the staging of the stores, sharing their memory, then with TMA the stages' mbarriers (filled,
-// emptied), 8-byte aligned.
-inline int conv_barriers_offset(const ir::Conv& v, const ConvParams& p, const GemmParams& g) {
+// emptied), 8-byte aligned. A tile loop (conv_tile_loop) stages each tile's stores while the ring fills
+// with the next tile's operands: its staging lies after the mbarriers, 16-byte aligned.
+inline int conv_barriers_offset(const ir::Conv& v, const ConvParams& p, const GemmParams& g, bool tile_loop) {
   const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
-  return (std::max(l.shared_bytes(g), conv_staging_bytes(v, p)) + 7) / 8 * 8;
+  return (std::max(l.shared_bytes(g), tile_loop ? 0 : conv_staging_bytes(v, p)) + 7) / 8 * 8;
 }
-inline int conv_tiling_shared_bytes(const ir::Conv& v, const ConvParams& p, const GemmParams& g) {
+inline int conv_loop_staging_offset(const ir::Conv& v, const ConvParams& p, const GemmParams& g) {
   const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
-  if (g.tma) return conv_barriers_offset(v, p, g) + 16 * l.stages;
+  return (conv_barriers_offset(v, p, g, true) + 16 * l.stages + 15) / 16 * 16;
+}
+inline int conv_tiling_shared_bytes(const ir::Conv& v, const ConvParams& p, const GemmParams& g, bool tile_loop) {
+  const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
+  if (tile_loop) return conv_loop_staging_offset(v, p, g) + conv_staging_bytes(v, p);
+  if (g.tma) return conv_barriers_offset(v, p, g, false) + 16 * l.stages;
   return std::max(l.shared_bytes(g), conv_staging_bytes(v, p));
-}
-
-// The same for the tiling the kernel runs (conv_kernel_shared_bytes, conv.hpp, gives its shared memory).
-inline int conv_barriers_offset(const ir::Conv& v, const ConvParams& p) {
-  return conv_barriers_offset(v, p, conv_kernel_tiling(v, p));
 }
 
 }  // namespace isaac::lower

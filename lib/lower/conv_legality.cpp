@@ -67,7 +67,7 @@ int conv_shared_bytes(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
 }
 
 int conv_kernel_shared_bytes(const ir::Conv& v, const ConvParams& p) {
-  return conv_tiling_shared_bytes(v, p, conv_kernel_tiling(v, p));
+  return conv_tiling_shared_bytes(v, p, conv_kernel_tiling(v, p), conv_tile_loop(v, p));
 }
 
 namespace {

@@ -61,7 +61,39 @@ bool conv_tma(const ir::Conv& v, const ConvParams& p) {
 
 bool conv_tma_producer_warp(const ir::Conv& v, const ConvParams& p) {
   if (!conv_tma(v, p)) return false;
-  return tma_producer_warp(implicit_tma_gemm(v), conv_kernel_tiling(v, p));
+  return conv_tile_loop(v, p) || tma_producer_warp(implicit_tma_gemm(v), conv_kernel_tiling(v, p));
+}
+
+bool conv_tile_loop(const ir::Conv& v, const ConvParams& p, const DeviceLimits& device) {
+  if (!conv_tma(v, p) || !conv_staged_stores(v, p) || p.cg != 1 || p.pl > gemm_tile_loop_max_rows ||
+      p.ps * p.ks > gemm_tile_loop_max_cells || conv_pipeline_stages(v, p))
+    return false;
+  const ir::Gemm g = implicit_tma_gemm(v);
+  const GemmParams t = conv_kernel_tiling(v, p);
+  const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), t);
+  const std::int64_t tiles = gemm_block_tiles(g, t);
+  const int shared = conv_tiling_shared_bytes(v, p, t, true);
+  if (l.stages < 2 || tiles > 0x7fffffff || gemm_k_tiles_per_block(g, t) > gemm_tile_loop_max_k_tiles ||
+      shared > device.max_shared_per_block || !tma_producer_fits(g, t, device))
+    return false;
+  // A loop's staging of its own must not cost blocks per SM, counted by shared memory (with the 1 KB the
+  // driver reserves per block) and threads: where the grid's blocks fit two or more per SM, they
+  // overlap one block's stores with another's main loop already, and loops with one per SM ran Conv9's
+  // 128 x 128 tiles 10-16% slower on the H200 (docs/conv.md, "Tile loops"). Registers are left out:
+  // the estimate is too coarse for it (Conv10's grid has 95 registers, its loop 128).
+  const int threads = l.threads + 32;
+  const auto blocks_per_sm = [&](int bytes) { return std::min(device.max_shared_per_sm / (bytes + 1024), 2048 / threads); };
+  if (blocks_per_sm(shared) < blocks_per_sm(conv_tiling_shared_bytes(v, p, t, false))) return false;
+  // The blocks the SMs would hold at once (as gemm_tile_loop counts them): a loop where each would run
+  // two tiles or more.
+  const int registers = (estimate_conv_registers(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), p, true) + 7) / 8 * 8;
+  const std::int64_t per_sm = std::max(1, std::min({device.max_shared_per_sm / (shared + 1024),
+                                                   device.registers_per_block / (registers * threads), 2048 / threads}));
+  return tiles >= 2 * device.sm_count * per_sm;
+}
+
+unsigned conv_tile_loop_blocks(const ir::Conv& v, const ConvParams& p, std::int64_t resident) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>(resident, 1, gemm_block_tiles(implicit_tma_gemm(v), conv_as_gemm(p))));
 }
 
 int conv_pipeline_stages(const ir::Conv& v, const ConvParams& p) {
@@ -73,7 +105,7 @@ int conv_pipeline_stages(const ir::Conv& v, const ConvParams& p) {
   // The deepest whose shared memory, the staging of the stores and the mbarriers included, fits.
   const int budget = std::min(gemm_deep_pipeline_bytes, DeviceLimits{}.max_shared_per_block);
   t.st = int(std::min<std::int64_t>(gemm_max_stages, gemm_k_tiles_per_block(g, t)));
-  while (t.st >= conv_min_deep_stages && conv_tiling_shared_bytes(v, p, t) > budget) --t.st;
+  while (t.st >= conv_min_deep_stages && conv_tiling_shared_bytes(v, p, t, false) > budget) --t.st;
   return t.st >= conv_min_deep_stages ? t.st : 0;
 }
 

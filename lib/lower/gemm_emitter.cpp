@@ -533,7 +533,7 @@ void GemmEmitter::finish_tile_stores() { ptx_statement("cp.async.bulk.wait_group
 
 void GemmEmitter::for_each_staged_run(Value* m0, Value* n0, int pitch, llvm::Type* type,
                                       const std::function<void(Value*, Value*, Value*, Value*)>& store) {
-  TiledKernelBuilder::for_each_staged_run(pitch, false, type, [&](Value* run, Value* row, Value* column, Value* in_tile) {
+  TiledKernelBuilder::for_each_staged_run(0, pitch, false, type, [&](Value* run, Value* row, Value* column, Value* in_tile) {
     Value* n = b_.CreateAdd(n0, column);
     store(run, b_.CreateAdd(m0, row), n, b_.CreateAnd(in_tile, b_.CreateICmpSLT(n, N_)));
   });

@@ -338,16 +338,17 @@ void TiledKernelBuilder::stage_scaled_cells(Value* scale, const std::function<Va
                      gep(acc_, smem_, index(cell_row(i), cell_column(j))));
 }
 
-void TiledKernelBuilder::for_each_staged_run(int pitch, bool along_n, llvm::Type* type,
+void TiledKernelBuilder::for_each_staged_run(int first, int pitch, bool along_n, llvm::Type* type,
                                              const std::function<void(Value*, Value*, Value*, Value*)>& visit) {
   const int width = 16 / l_.elem;
   const int per_line = (along_n ? t_.nl : t_.ml) / width, vectors = per_line * (along_n ? t_.ml : t_.nl);
-  for (int first = 0; first < vectors; first += l_.threads) {
-    Value* v = b_.CreateAdd(tid_, c32(first));
+  for (int pass = 0; pass < vectors; pass += l_.threads) {
+    Value* v = b_.CreateAdd(tid_, c32(pass));
     Value* line = b_.CreateUDiv(v, c32(per_line));
     Value* start = b_.CreateMul(b_.CreateURem(v, c32(per_line)), c32(width));
-    Value* run = b_.CreateAlignedLoad(vec(type, width), gep(type, smem_, b_.CreateAdd(b_.CreateMul(line, c32(pitch)), start)),
-                                      llvm::Align(16));
+    Value* index = b_.CreateAdd(b_.CreateMul(line, c32(pitch)), start);
+    if (first) index = b_.CreateAdd(c32(first), index);
+    Value* run = b_.CreateAlignedLoad(vec(type, width), gep(type, smem_, index), llvm::Align(16));
     Value* in_tile = vectors % l_.threads ? b_.CreateICmpULT(v, c32(vectors)) : b_.getTrue();
     visit(run, along_n ? line : start, along_n ? start : line, in_tile);
   }
@@ -1053,10 +1054,6 @@ void TiledKernelBuilder::init_stage_barriers() {
   });
   barrier();
 }
-
-llvm::Value* TiledKernelBuilder::tile_count() { throw Error("internal error: this template has no tile loop"); }
-
-void TiledKernelBuilder::enter_tile(Value*) { throw Error("internal error: this template has no tile loop"); }
 
 void TiledKernelBuilder::main_loop_tma(Value* total) {
   const int s = l_.stages;

@@ -157,8 +157,8 @@ class TiledKernelBuilder : public KernelBuilder {
   // A tile loop (tile_loop_): the tiles a block's loop runs over, and the set-up of tile `tile`'s
   // coordinates before its copies and its epilogue; mbarriers of the epilogue's own, initialised with
   // the stages'.
-  virtual Value* tile_count();
-  virtual void enter_tile(Value* tile);
+  virtual Value* tile_count() = 0;
+  virtual void enter_tile(Value* tile) = 0;
   virtual void init_epilogue_barriers() {}
   // After a tile loop's last tile: waits until the tiles' stores have read their staging.
   virtual void finish_tile_stores() {}
@@ -251,10 +251,10 @@ class TiledKernelBuilder : public KernelBuilder {
   // the cell's place in the block's tile: the staging of an epilogue that stores runs of 16 bytes.
   void stage_scaled_cells(Value* scale, const std::function<Value*(Value* row, Value* column)>& index);
   // Reads a staged tile back as runs of 16 / elem output elements, one per thread and pass: the
-  // staging's lines, `pitch` elements of `type` apart, are the tile's columns (runs down M) or, with
-  // `along_n`, its rows. `visit` gets the run, its first element's row and column in the tile, and
-  // whether the run lies in the tile.
-  void for_each_staged_run(int pitch, bool along_n, llvm::Type* type,
+  // staging's lines, from element `first` of `type` in shared memory and `pitch` elements apart, are
+  // the tile's columns (runs down M) or, with `along_n`, its rows. `visit` gets the run, its first
+  // element's row and column in the tile, and whether the run lies in the tile.
+  void for_each_staged_run(int first, int pitch, bool along_n, llvm::Type* type,
                            const std::function<void(Value* run, Value* row, Value* column, Value* in_tile)>& visit);
   // Warp groups 1..KL-1 hand their partial sums to group 0 through shared memory.
   void reduce_warp_groups();
@@ -307,7 +307,7 @@ class TiledKernelBuilder : public KernelBuilder {
   Value *wm_ = nullptr, *wn_ = nullptr, *lane_ = nullptr, *group_ = nullptr, *quad_ = nullptr, *warp_ = nullptr;
   Value *k_begin_ = nullptr, *k_end_ = nullptr;
   bool producer_warp_ = false;  // TMA=1: tma_producer_warp (GEMM), conv_tma_producer_warp (CONV)
-  bool tile_loop_ = false;      // GEMM: gemm_tile_loop
+  bool tile_loop_ = false;      // GEMM: gemm_tile_loop; CONV: conv_tile_loop
   bool ping_pong_ = false;      // GEMM: gemm_ping_pong
   // A stage's wgmma products in one inline-asm statement (compute_stage_wgmma). GEMM only: ptxas makes
   // the same cubins of GEMM's PTX either way, but not of every CONV kernel's (docs/emission.md).

@@ -455,7 +455,7 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
   SUBCASE("the GPU test's TMA cases are legal, copy with TMA, and assemble without spills") {
     auto cases = test::conv_tma_cases();
     for (const test::ConvTmaCase& c : test::conv_tma_cases(DType::bf16)) cases.push_back(c);
-    int producers = 0, deep = 0;
+    int producers = 0, deep = 0, loops = 0;
     for (const test::ConvTmaCase& c : cases) {
       INFO(ir::to_string(c.problem) << " " << c.params.str());
       auto legal = lower::check_conv(c.problem, c.params, c.epilogue);
@@ -463,6 +463,7 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
       REQUIRE(lower::conv_tma(c.problem, c.params));
       producers += lower::conv_tma_producer_warp(c.problem, c.params);
       deep += lower::conv_pipeline_stages(c.problem, c.params) > 0;
+      loops += lower::conv_tile_loop(c.problem, c.params);
       if (!lower::ptxas_available()) continue;
       auto kernel = lower::emit_conv(c.problem, c.params, lower::Target{90, false}, c.epilogue);
       auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
@@ -475,6 +476,7 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
     CHECK(producers < static_cast<int>(cases.size()));
     CHECK(deep >= 2);
     CHECK(deep < static_cast<int>(cases.size()));
+    CHECK(loops == 4);  // two shapes, in f16 and bf16
   }
 
   SUBCASE("the maps of the GPU test's TMA cases pass the runtime's rules") {
@@ -547,6 +549,69 @@ TEST_CASE("TMA CONV kernels deepen their ring where the grid fits on the SMs one
   auto kernel = lower::emit_conv(v, one_wave, lower::Target{90, false}, {});
   CHECK(kernel.shared_bytes == 12 * 128 * 64 * 2 + 12 * 16);
   CHECK(kernel.threads == one_wave.threads() + 32);
+  if (lower::ptxas_available()) {
+    auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
+    REQUIRE_MESSAGE(report.ok, report.log);
+    CHECK(report.spill_stores == 0);
+  }
+}
+
+// GEMM's tile loop on the implicit GEMM: where each block of the grid would run two tiles or more, a
+// block loops over tiles, its producer warp filling the ring with the next tile's operands while the
+// consumers stage and store this one's results in shared memory of their own.
+TEST_CASE("TMA CONV kernels with staged stores loop over their tiles where each block would run two or more") {
+  auto problem = [](std::int64_t n, std::int64_t c, std::int64_t hw, std::int64_t k, std::int64_t rs) {
+    return ir::dense_conv(DType::f16, n, c, hw, hw, k, rs, rs, 1, 0, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  };
+  auto fitted = [](const ir::Conv& v, const char* text) {
+    ConvParams p = lower::parse_conv_params(text);
+    lower::fit_conv_load_layouts(v, p);
+    auto legal = lower::check_conv(v, p);
+    REQUIRE_MESSAGE(legal.legal, legal.reason);
+    REQUIRE(lower::conv_tma(v, p));
+    return p;
+  };
+  // DeepBench's Conv10: 25088 pixels x 256 filters, 18 K tiles of U = 64. Its sweep winner, 196 x 2
+  // tiles of 128 x 128 (two warp groups, 64 accumulators a thread), one block per SM.
+  const ir::Conv conv10 = problem(8, 128, 58, 256, 3);
+  const ConvParams winner = fitted(conv10, "PL=128,KL=128,PS=8,KS=8,U=64,VI=8,VF=8,TC=2");
+  CHECK(lower::conv_tile_loop(conv10, winner));
+  CHECK(lower::conv_tma_producer_warp(conv10, winner));
+  CHECK(lower::conv_tile_loop_blocks(conv10, winner, 132) == 132);
+  CHECK(lower::conv_tile_loop_blocks(conv10, winner, 1000) == 392);
+  CHECK(lower::conv_tile_loop_blocks(conv10, winner, 0) == 1);
+  // Not loops: a split (CG = 2); 256-pixel tiles (gemm_tile_loop_max_rows); 128 accumulators a thread.
+  CHECK_FALSE(lower::conv_tile_loop(conv10, fitted(conv10, "PL=128,KL=128,PS=8,KS=8,U=64,CG=2,VI=8,VF=8,TC=2")));
+  CHECK_FALSE(lower::conv_tile_loop(conv10, fitted(conv10, "PL=256,KL=128,PS=16,KS=8,U=64,VI=8,VF=8,TC=2")));
+  CHECK_FALSE(lower::conv_tile_loop(conv10, fitted(conv10, "PL=128,KL=128,PS=16,KS=8,U=64,VI=8,VF=8,TC=2")));
+  // Conv9 (100352 pixels x 128 filters): a ring of three stages (DB=0, 96 KB) lets the grid hold two
+  // blocks per SM, the loop's staging one: no loop. With four (128 KB), the grid holds one: a loop.
+  const ir::Conv conv9 = problem(8, 64, 114, 128, 3);
+  CHECK_FALSE(lower::conv_tile_loop(conv9, fitted(conv9, "PL=128,KL=128,PS=8,KS=8,U=64,DB=0,VI=8,VF=8,TC=2")));
+  CHECK(lower::conv_tile_loop(conv9, fitted(conv9, "PL=128,KL=128,PS=8,KS=8,U=64,DB=1,VI=8,VF=8,TC=2")));
+  // Too few tiles: 784 pixels x 2048 filters (Conv14) make 112 tiles of 128 x 128 for 132 SMs.
+  const ir::Conv conv14 = problem(16, 1024, 7, 2048, 1);
+  CHECK_FALSE(lower::conv_tile_loop(conv14, fitted(conv14, "PL=128,KL=128,PS=8,KS=8,U=64,VI=8,VF=8,TC=2")));
+  // A block reads at most 32 K tiles: C*R*S = 2048 at U = 64 is 32, 2304 is 36.
+  CHECK(lower::conv_tile_loop(problem(8, 128, 56, 256, 4), fitted(problem(8, 128, 56, 256, 4), "PL=128,KL=128,PS=8,KS=8,U=64,VI=8,VF=8,TC=2")));
+  CHECK_FALSE(lower::conv_tile_loop(problem(8, 256, 58, 256, 3), fitted(problem(8, 256, 58, 256, 3), "PL=128,KL=128,PS=8,KS=8,U=64,VI=8,VF=8,TC=2")));
+  // No staged stores (K = 174, not a multiple of 8), or copied with cp.async (a CHWN input): no loop.
+  const ir::Conv odd_k = problem(8, 128, 58, 174, 3);
+  CHECK_FALSE(lower::conv_tile_loop(odd_k, fitted(odd_k, "PL=128,KL=64,PS=8,KS=4,U=64,VI=8,VF=8,TC=2")));
+  const ir::Conv chwn = ir::dense_conv(DType::f16, 8, 128, 58, 58, 256, 3, 3, 1, 0, 1, ImageLayout::chwn, FilterLayout::krsc);
+  CHECK_FALSE(lower::conv_tile_loop(chwn, lower::parse_conv_params("PL=128,KL=128,PS=8,KS=8,U=64,VI=8,VF=8,TC=2")));
+
+  // The kernel: the ring of four stages of 32 KB, its mbarriers, then the staging of 128 rows of
+  // 128 + 4 f32, 16-byte aligned; the blocks take tiles %ctaid.x, + %nctaid.x, ...; the consumers'
+  // barriers are named, of 256 threads (the producer warp takes no part).
+  auto kernel = lower::emit_conv(conv10, winner, lower::Target{90, false}, {});
+  CHECK(kernel.tile_loop);
+  CHECK(kernel.shared_bytes == (4 * 32768 + 4 * 16 + 15) / 16 * 16 + 128 * 132 * 4);
+  CHECK(kernel.shared_bytes == lower::conv_kernel_shared_bytes(conv10, winner));
+  CHECK(kernel.threads == winner.threads() + 32);
+  CHECK(count(kernel.ptx, "%nctaid.x") == 1);
+  CHECK(count(kernel.ptx, "barrier.sync \t1, 256;") == 2);  // before and after the staging
+  CHECK(count(kernel.ptx, "bar.sync \t0;") == 1);            // the mbarriers' initialisation
   if (lower::ptxas_available()) {
     auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
     REQUIRE_MESSAGE(report.ok, report.log);

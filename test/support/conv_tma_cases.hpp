@@ -7,7 +7,9 @@
 // padding and dilation per axis), so that a corner, offset or stride given for the wrong axis reads
 // the wrong taps: 32-, 64- and 128-byte rows (U = 16, 32, 64), several channel blocks per tap, pixel
 // tiles that run past an image and past the last one, K past a tile and K = 1, CG splits with bias,
-// beta != 0, reductions long enough for a producer warp, and grids small enough for a deep ring.
+// beta != 0, reductions long enough for a producer warp, and grids small enough for a deep ring; and
+// grids large enough for a tile loop (lower::conv_tile_loop), whose blocks take tiles that start in
+// different images, past the last filter tile and past the last pixel.
 #include <isaac/ir/conv.hpp>
 #include <isaac/lower/conv.hpp>
 
@@ -61,6 +63,12 @@ inline std::vector<ConvTmaCase> conv_tma_cases(ir::DType dtype = ir::DType::f16)
   add(one_filter, "PL=64,KL=32,PS=8,KS=2,U=64,VI=8,VF=8,TC=2", {.bias = true}, 0.25);
   const Shape deep_channels{16, 512, 9, 9, 48, 5, 5, 1, 1, 2, 2, 1, 1};  // as DeepBench's Conv7, smaller images
   add(deep_channels, "PL=64,KL=64,PS=8,KS=2,U=64,CG=8,VI=8,VF=8,TC=2", {}, 0.0);
+  // Tile loops: 141 x 2 tiles of 128 x 128 (18018 pixels of 78 x 77), K 8 past a tile; 149 x 2 tiles of
+  // 64 x 256 (9480 pixels of 79 x 60), K 8 past a tile.
+  const Shape loop_of_square_tiles{3, 64, 153, 153, 136, 1, 3, 2, 2, 1, 1, 1, 1};
+  add(loop_of_square_tiles, "PL=128,KL=128,PS=8,KS=8,U=64,VI=8,VF=8,TC=2", {.bias = true, .relu = true}, -0.5);
+  const Shape loop_of_wide_tiles{2, 64, 79, 120, 264, 3, 1, 1, 2, 2, 0, 2, 1};
+  add(loop_of_wide_tiles, "PL=64,KL=256,PS=8,KS=8,U=64,VI=8,VF=8,TC=2", {.bias = true}, 0.5);
   return cases;
 }
 

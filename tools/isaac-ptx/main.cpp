@@ -106,10 +106,13 @@ static std::function<int()> add_conv_command(CLI::App& app) {
                 ? fmt::format(", TMA copies (im2col){}",
                               lower::conv_tma_producer_warp(problem, params) ? " from a producer warp" : "")
                 : fmt::format(", LUT {} entries", lower::conv_lookup_table(problem, params).size());
-        return std::pair{kernel, fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, grid {}x{}, LLVM "
+        // A tile loop's blocks are the device's at once (CompiledConv), which it does not know here.
+        const std::string blocks = kernel.tile_loop ? fmt::format("a tile loop over {} tiles", grid.main[0])
+                                                    : fmt::format("grid {}x{}", grid.main[0], grid.main[1]);
+        return std::pair{kernel, fmt::format("kernel:  {} threads, {} bytes dynamic shared memory, {}, LLVM "
                                              "{:.1f} ms{}\nestimated registers: {}\n",
-                                             kernel.threads, kernel.shared_bytes, grid.main[0], grid.main[1],
-                                             kernel.emit_ms, helper, lower::estimate_conv_registers(problem, params))};
+                                             kernel.threads, kernel.shared_bytes, blocks, kernel.emit_ms, helper,
+                                             lower::estimate_conv_registers(problem, params))};
       });
     } catch (const isaac::Error& e) {
       std::cerr << "error: " << e.what() << "\n";

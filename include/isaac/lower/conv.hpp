@@ -101,8 +101,8 @@ int conv_shared_bytes(ir::DType dtype, bool input_reduction_contiguous, bool fil
                       const ConvParams& p);
 // The dynamic shared memory a direct (WG=0) kernel runs with, as emit_conv gives it
 // (ConvKernel::shared_bytes): its tiles at the depth of its ring (conv_pipeline_stages) or the staging
-// of its stores, whichever is larger, and with TMA the ring's mbarriers. A timing recorded with other
-// bytes was of another kernel (an earlier version's ring).
+// of its stores, whichever is larger (a tile loop, conv_tile_loop: both), and with TMA the ring's
+// mbarriers. A timing recorded with other bytes was of another kernel (an earlier version's ring).
 int conv_kernel_shared_bytes(const ir::Conv& problem, const ConvParams& p);
 
 // One LUT entry per reduction index j (in the kernel's reduction order), padded with entries that
@@ -129,6 +129,8 @@ struct ConvKernel {
   std::string input_transform_name;   // WG=2: the input's planes, before main (the batched GEMM)
   std::string output_transform_name;  // WG=2: the products back to pixels through the epilogue, after main
   bool overlaps_previous = false;  // main waits (griddepcontrol.wait) for prepare: may overlap it (sm_90)
+  // main loops over the output's tiles (conv_tile_loop): launch conv_tile_loop_blocks blocks, not conv_grid's
+  bool tile_loop = false;
   int threads = 0;
   int shared_bytes = 0;      // dynamic shared memory of the main kernel
   int helper_threads = 256;  // block size of prepare
@@ -163,6 +165,17 @@ bool conv_tma_producer_warp(const ir::Conv& problem, const ConvParams& p);
 // deepens its ring where the grid leaves SMs with one block each, whose copies a ring of four leaves
 // waiting.
 int conv_pipeline_stages(const ir::Conv& problem, const ConvParams& p);
+// A conv_tma kernel with staged stores and no CG split whose grid would give each block two tiles or
+// more (at the occupancy estimated from its footprint and registers) runs as a tile loop, as GEMM's
+// (gemm_tile_loop, with its caps: at most gemm_tile_loop_max_k_tiles K tiles, gemm_tile_loop_max_cells
+// accumulators a thread, gemm_tile_loop_max_rows pixels a tile): each block computes tile after tile,
+// its producer warp copying the next tile's operands while the consumers stage and store this one's
+// output, in shared memory of its own after the ring (conv_kernel_shared_bytes). No ping-pong: two
+// groups' f32 stagings of 128 x 128 tiles beside a ring of four stages exceed the shared memory.
+bool conv_tile_loop(const ir::Conv& problem, const ConvParams& p, const DeviceLimits& device = {});
+// A tile loop's grid is (conv_tile_loop_blocks, 1, 1): as many blocks as the device holds at once
+// (`resident`), at most the tiles; block x runs tiles x, x + nctaid.x, ..., in conv_grid's order.
+unsigned conv_tile_loop_blocks(const ir::Conv& problem, const ConvParams& p, std::int64_t resident);
 
 // 16-bit tensor-core kernels (TC=1 and 2) without warp groups splitting a stage (CL = 1), on an
 // output whose runs of 8 elements along its contiguous axis are contiguous and keep its alignment
