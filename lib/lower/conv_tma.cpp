@@ -79,7 +79,7 @@ bool conv_tile_loop(const ir::Conv& v, const ConvParams& p, const DeviceLimits& 
   // A loop's staging of its own must not cost blocks per SM, counted by shared memory (with the 1 KB the
   // driver reserves per block) and threads: where the grid's blocks fit two or more per SM, they
   // overlap one block's stores with another's main loop already, and loops with one per SM ran Conv9's
-  // 128 x 128 tiles 10-16% slower on the H200 (docs/conv.md, "Tile loops"). Registers are left out:
+  // 128 x 128 tiles 5-12% slower on the H200 (docs/conv.md, "Tile loops"). Registers are left out:
   // the estimate is too coarse for it (Conv10's grid has 95 registers, its loop 128).
   const int threads = l.threads + 32;
   const auto blocks_per_sm = [&](int bytes) { return std::min(device.max_shared_per_sm / (bytes + 1024), 2048 / threads); };
