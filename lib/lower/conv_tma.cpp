@@ -66,10 +66,11 @@ bool conv_tma_producer_warp(const ir::Conv& v, const ConvParams& p) {
 
 bool conv_tile_loop(const ir::Conv& v, const ConvParams& p, const DeviceLimits& device) {
   if (!conv_tma(v, p) || !conv_staged_stores(v, p) || p.cg != 1 || p.pl > gemm_tile_loop_max_rows ||
-      p.ps * p.ks > gemm_tile_loop_max_cells || conv_pipeline_stages(v, p))
+      p.ps * p.ks > gemm_tile_loop_max_cells)
     return false;
-  const ir::Gemm g = implicit_tma_gemm(v);
   const GemmParams t = conv_kernel_tiling(v, p);
+  if (t.st) return false;  // a deep ring: the grid fits on the SMs
+  const ir::Gemm g = implicit_tma_gemm(v);
   const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), t);
   const std::int64_t tiles = gemm_block_tiles(g, t);
   const int shared = conv_tiling_shared_bytes(v, p, t, true);
