@@ -90,6 +90,8 @@ class ConvEmitter : public TiledKernelBuilder {
   void recompute_nan_cells() override;
   void epilogue() override;
   void staged_epilogue(Value* m0, Value* n0);
+  // The staged epilogue with a 16-bit staging of finished values (`sixteen_bit`) or an f32 one.
+  void store_staged_runs(Value* m0, Value* n0, bool sixteen_bit);
   // The output element of pixel m and filter k, both clamped to the last: always a valid address.
   Value* output_ptr(Value* m, Value* k);
 
@@ -295,41 +297,73 @@ Value* ConvEmitter::output_ptr(Value* m, Value* k) {
 // 16-bit tensor-core tiles on an output whose runs of 8 are contiguous (conv_staged_stores). A
 // thread's mma and wgmma cells pair two filters of one pixel, scattered over O: as 2-byte stores, a
 // warp's store covered a few bytes of each of eight pixels. The cells go through shared memory
-// instead (alpha x sum in f32), along O's contiguous axis, and come back as runs of 8 elements: a
-// whole run in an aligned O is one 16-byte store (beta's old values one 16-byte load), a partial run
-// at the tile's edge, or any run of an O that is not 16-byte aligned, eight element stores. beta, the
-// bias and relu are applied on the way out, so each result is rounded once. Under a CG split the
-// runs are added to O instead: one vector reduction (sm_90; four f16x2 ones before) in place of
-// eight 2-byte ones.
+// instead, along O's contiguous axis, and come back as runs of 8 elements: a whole run in an aligned
+// O is one 16-byte store (beta's old values one 16-byte load), a partial run at the tile's edge, or
+// any run of an O that is not 16-byte aligned, eight element stores. Under a CG split the runs are
+// added to O instead: one vector reduction (sm_90; four f16x2 ones before) in place of eight 2-byte
+// ones. Each result is rounded once:
+//  - on sm_90, where beta = 0 or under a split, the cells are staged as the output's values (bias and
+//    relu applied, rounded to 16 bits) by stmatrix: half the f32 staging's bytes in an eighth of its
+//    store instructions. The f32 staging was the busiest unit of the CONV tile loops on ResNet-50's
+//    1 x 1 layers (L1/shared memory 75% against DRAM 25%, Nsight Compute, H200);
+//  - otherwise as alpha x the sum in f32, with beta, the bias and relu applied on the way out.
 void ConvEmitter::staged_epilogue(Value* m0, Value* n0) {
-  const bool along_filters = conv_stages_along_filters(v_);
-  // The runs for_each_staged_run reads back: 16 bytes of the output.
-  const int pitch = conv_staging_pitch(v_, p_), width = 16 / l_.elem;
-  // A tile loop's staging lies after the ring, which fills with the next tile's operands meanwhile.
-  const int first = tile_loop_ ? conv_loop_staging_offset(v_, p_, t_) / 4 : 0;
-  barrier();  // every warp is done with the pipeline's buffers (a tile loop: with the last tile's staging)
-  stage_scaled_cells(alpha_, [&](Value* row, Value* column) {
-    Value* index = along_filters ? b_.CreateAdd(b_.CreateMul(row, c32(pitch)), column)
-                                 : b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row);
-    return first ? b_.CreateAdd(c32(first), index) : index;
-  });
-  barrier();
+  if (sm_ < 90) return store_staged_runs(m0, n0, false);
+  if (p_.cg > 1) return store_staged_runs(m0, n0, true);
+  if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { store_staged_runs(m0, n0, true); },
+          [&] { store_staged_runs(m0, n0, false); });
+}
 
-  Value* o_aligned = b_.CreateICmpEQ(b_.CreateURem(b_.CreatePtrToInt(O_, i64_), c64(16)), c64(0));
-  Value* read_o = b_.CreateFCmpUNE(beta_, llvm::ConstantFP::get(scalar_, 0.0));
+void ConvEmitter::store_staged_runs(Value* m0, Value* n0, bool sixteen_bit) {
+  const bool along_filters = conv_stages_along_filters(v_);
+  const int staged_bytes = sixteen_bit ? 2 : 4;
+  // The runs for_each_staged_run reads back: 16 bytes of the output.
+  const int pitch = conv_staging_pitch(v_, p_, staged_bytes), width = 16 / l_.elem;
+  // A tile loop's staging lies after the ring, which fills with the next tile's operands meanwhile.
+  const int first = tile_loop_ ? conv_loop_staging_offset(v_, p_, t_) : 0;  // bytes
+  auto index = [&](Value* row, Value* column) {
+    return along_filters ? b_.CreateAdd(b_.CreateMul(row, c32(pitch)), column)
+                         : b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row);
+  };
   auto bias_of = [&](Value* k) {
     return to_scalar(b_.CreateAlignedLoad(elem_, gep(elem_, bias_, b_.CreateZExt(min32(k, c32(v_.k - 1)), i64_)),
                                           llvm::Align(l_.elem)));
   };
-  // beta = 0 must not read O: it may hold NaNs.
-  auto result = [&](Value* staged, Value* old, Value* bias) {
-    Value* value = staged;
-    if (old) value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {beta_, to_scalar(old), value});
+  auto add_bias_and_relu = [&](Value* value, Value* bias) {
     if (bias) value = b_.CreateFAdd(value, bias);
     if (epi_.relu) value = b_.CreateSelect(b_.CreateFCmpOGT(value, zero(scalar_)), value, zero(scalar_));
-    return to_elem(value);
+    return value;
   };
-  for_each_staged_run(first, pitch, along_filters, acc_, [&](Value* staged, Value* row, Value* column, Value* in_tile) {
+  // A split's parts get neither: the prepare kernel put beta * O + bias in O.
+  const bool finish_staged = sixteen_bit && p_.cg == 1, finish_read = !sixteen_bit && p_.cg == 1;
+  barrier();  // every warp is done with the pipeline's buffers (a tile loop: with the last tile's staging)
+  if (sixteen_bit) {
+    stage_matrices(!along_filters, [&](Value* row, Value* column) {
+      return b_.CreateAdd(c32(first), b_.CreateMul(index(row, column), c32(2)));
+    }, false, [&](int i, int j, Value*) {
+      Value* value = b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[std::size_t(i * cell_columns() + j)]));
+      if (!finish_staged) return value;
+      // Loaded where it is added, as the f32 staging's runs do: held for all the cells, the bias
+      // took up to 26 more registers a thread (Conv10).
+      return add_bias_and_relu(value, epi_.bias ? bias_of(b_.CreateAdd(n0, cell_column(j))) : nullptr);
+    });
+  } else {
+    stage_scaled_cells(alpha_, [&](Value* row, Value* column) { return b_.CreateAdd(c32(first / 4), index(row, column)); });
+  }
+  barrier();
+
+  Value* o_aligned = b_.CreateICmpEQ(b_.CreateURem(b_.CreatePtrToInt(O_, i64_), c64(16)), c64(0));
+  // beta = 0 must not read O: it may hold NaNs.
+  Value* read_o = sixteen_bit ? b_.getFalse() : b_.CreateFCmpUNE(beta_, llvm::ConstantFP::get(scalar_, 0.0));
+  auto result = [&](Value* staged, Value* old, Value* bias) {
+    if (!finish_read) return to_elem(staged);
+    Value* value = staged;
+    if (old) value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {beta_, to_scalar(old), value});
+    return to_elem(add_bias_and_relu(value, bias));
+  };
+  const bool read_bias = finish_read && epi_.bias;
+  for_each_staged_run(first / staged_bytes, pitch, along_filters, sixteen_bit ? elem_ : acc_,
+                      [&](Value* staged, Value* row, Value* column, Value* in_tile) {
     Value* m = b_.CreateAdd(m0, row);
     Value* n = b_.CreateAdd(n0, column);
     auto element = [&](int e) {
@@ -340,10 +374,10 @@ void ConvEmitter::staged_epilogue(Value* m0, Value* n0) {
     auto vector_store = [&](bool with_o) {
       Value* ptr = output_ptr(m, n);
       Value* old = with_o ? b_.CreateAlignedLoad(vec(elem_, width), ptr, llvm::Align(16)) : nullptr;
-      Value* run_bias = epi_.bias && !along_filters ? bias_of(n) : nullptr;
+      Value* run_bias = read_bias && !along_filters ? bias_of(n) : nullptr;
       std::vector<Value*> values;
       for (int e = 0; e < width; ++e) {
-        Value* bias = epi_.bias ? (along_filters ? bias_of(element(e).second) : run_bias) : nullptr;
+        Value* bias = read_bias ? (along_filters ? bias_of(element(e).second) : run_bias) : nullptr;
         values.push_back(result(b_.CreateExtractElement(staged, c32(e)), old ? b_.CreateExtractElement(old, c32(e)) : nullptr, bias));
       }
       predicated_vector_store(ptr, values, b_.getTrue());
@@ -357,7 +391,7 @@ void ConvEmitter::staged_epilogue(Value* m0, Value* n0) {
         auto [me, ne] = element(e);
         Value* ptr = output_ptr(me, ne);
         Value* old = with_o ? b_.CreateAlignedLoad(elem_, ptr, llvm::Align(l_.elem)) : nullptr;
-        predicated("st", ptr, result(b_.CreateExtractElement(staged, c32(e)), old, epi_.bias ? bias_of(ne) : nullptr),
+        predicated("st", ptr, result(b_.CreateExtractElement(staged, c32(e)), old, read_bias ? bias_of(ne) : nullptr),
                    element_ok(e));
       }
     };

@@ -33,11 +33,12 @@ inline GemmParams conv_kernel_tiling(const ir::Conv& v, const ConvParams& p) {
   return g;
 }
 
-// The staged stores' rows (conv_staged_stores): [pixel][filter] rows of KL + 4 where the output's
-// contiguous axis is K (NHWC), else [filter][pixel] rows of PL + 4.
+// The staged stores' rows (conv_staged_stores) of `element_bytes`-byte elements (f32 sums, or the
+// output's 16-bit values): [pixel][filter] rows of KL where the output's contiguous axis is K (NHWC),
+// else [filter][pixel] rows of PL, each padded by 16 bytes so that a warp's writes spread over the banks.
 inline bool conv_stages_along_filters(const ir::Conv& v) { return v.output_strides[1] == 1; }
-inline int conv_staging_pitch(const ir::Conv& v, const ConvParams& p) {
-  return (conv_stages_along_filters(v) ? p.kl : p.pl) + 4;
+inline int conv_staging_pitch(const ir::Conv& v, const ConvParams& p, int element_bytes) {
+  return (conv_stages_along_filters(v) ? p.kl : p.pl) + 16 / element_bytes;
 }
 
 // The direct kernel's dynamic shared memory under tiling g: the tiles (or the warp groups' reduction)

@@ -97,11 +97,9 @@ class GemmEmitter : public TiledKernelBuilder {
   void staged_epilogue_cells(Value* m0, Value* n0);
   void staged_epilogue_matrices(Value* m0, Value* n0);
   void staged_epilogue_tensor(Value* m0, Value* n0);
-  // Writes alpha times the accumulators, plus beta times the tile already staged there where
-  // `with_c`, as f16 into shared memory with stmatrix (reading it first with ldmatrix);
-  // `offset(row, column)` is the byte offset of the run of 8 rows of the tile from `row` (a multiple
-  // of 8) down column `column`.
-  void stage_matrices(const std::function<Value*(Value* row, Value* column)>& offset, bool with_c);
+  // stage_matrices of alpha times the accumulators, plus beta times the tile already staged there
+  // where `with_c`, down C's columns.
+  void stage_scaled_matrices(const std::function<Value*(Value* row, Value* column)>& offset, bool with_c);
   // Reads the staged tile (columns `pitch` elements of `type` apart) back as runs of 16 bytes of C
   // down a column (TiledKernelBuilder::for_each_staged_run); `store` gets the run, its first row and
   // column in C, and whether that column lies in C (and the run in the tile).
@@ -383,59 +381,18 @@ void GemmEmitter::staged_epilogue(Value* m0, Value* n0) {
   staged_epilogue_cells(m0, n0);
 }
 
-// Each 8 x 8 block of a warp's accumulators (cells (i, 2 jj) and (i, 2 jj + 1) of its lanes, as
-// mma.sync's m16n8 fragments and wgmma's place them) is one matrix of stmatrix: .trans stores its
-// columns as 16-byte rows, i.e. runs of 8 rows of one column of C. Lanes 8 k to 8 k + 7 address the
-// rows of the k-th of an instruction's four matrices.
-void GemmEmitter::stage_matrices(const std::function<Value*(Value* row, Value* column)>& offset, bool with_c) {
-  std::vector<std::pair<int, int>> matrices;  // (cell row i, column pair jj)
-  for (int i = 0; i < cell_rows(); ++i)
-    for (int jj = 0; jj < cell_columns() / 2; ++jj) matrices.emplace_back(i, jj);
-  Value* which = b_.CreateUDiv(lane_, c32(8));
-  Value* row_in_matrix = b_.CreateURem(lane_, c32(8));
-  auto* pair_type = vec(elem_, 2);
-  // 16-bit TC=1 has MS even and NS a multiple of 4, TC=2 MS of 8 or 16: whole groups of four.
-  if (matrices.size() % 4) throw Error("internal error: the staged stores' matrices do not come in fours");
-  for (std::size_t first = 0; first < matrices.size(); first += 4) {
-    Value* row0 = nullptr;
-    Value* column0 = nullptr;
-    for (std::size_t k = 0; k < 4; ++k) {
-      auto [i, jj] = matrices[first + k];
-      // The matrix's first row and column: this lane's cell less its place in the fragment.
-      Value* row = b_.CreateSub(cell_row(i), group_);
-      Value* column = b_.CreateSub(cell_column(2 * jj), b_.CreateMul(quad_, c32(2)));
-      Value* mine = b_.CreateICmpEQ(which, c32(int(k)));
-      row0 = row0 ? b_.CreateSelect(mine, row, row0) : row;
-      column0 = column0 ? b_.CreateSelect(mine, column, column0) : column;
-    }
-    Value* address = offset(row0, b_.CreateAdd(column0, row_in_matrix));
-    Value* old = nullptr;
-    if (with_c)
-      old = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, {smem_->getType()},
-                               {gep(b_.getInt8Ty(), smem_, address)});
-    std::vector<Value*> registers{b_.CreateAdd(b_.CreatePtrToInt(smem_, i32_), address)};
-    for (std::size_t k = 0; k < 4; ++k) {
-      auto [i, jj] = matrices[first + k];
-      Value* olds = old ? b_.CreateBitCast(b_.CreateExtractValue(old, unsigned(k)), pair_type) : nullptr;
-      Value* pair = llvm::PoisonValue::get(pair_type);
-      for (int e = 0; e < 2; ++e) {
-        Value* value = b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * cell_columns() + 2 * jj + e]));
-        if (olds)
-          value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_},
-                                     {beta_, b_.CreateFPExt(b_.CreateExtractElement(olds, e), scalar_), value});
-        pair = b_.CreateInsertElement(pair, b_.CreateFPTrunc(value, elem_), e);
-      }
-      registers.push_back(b_.CreateBitCast(pair, i32_));
-    }
-    ptx_statement("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", registers);
-  }
+void GemmEmitter::stage_scaled_matrices(const std::function<Value*(Value* row, Value* column)>& offset, bool with_c) {
+  stage_matrices(true, offset, with_c, [&](int i, int j, Value* old) {
+    Value* value = b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[i * cell_columns() + j]));
+    return old ? b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {beta_, b_.CreateFPExt(old, scalar_), value}) : value;
+  });
 }
 
 // Columns are ML + 8 elements apart: a matrix's 8 rows fall on distinct banks.
 void GemmEmitter::staged_epilogue_matrices(Value* m0, Value* n0) {
   const int pitch = p_.ml + 8;
   barrier();  // every warp is done with the pipeline's buffers
-  stage_matrices([&](Value* row, Value* column) {
+  stage_scaled_matrices([&](Value* row, Value* column) {
     return b_.CreateMul(b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row), c32(2));
   }, false);
   barrier();
@@ -495,7 +452,7 @@ void GemmEmitter::staged_epilogue_tensor(Value* m0, Value* n0) {
   if (tile_loop_) if_then(leader, [&] { ptx_statement("cp.async.bulk.wait_group.read 0;", "", {}); });
   // Every warp is done with the pipeline's buffers (in a tile loop: TMA has read the last tile's staging).
   barrier();
-  if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { stage_matrices(offset, false); },
+  if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { stage_scaled_matrices(offset, false); },
           [&] {
             Value* loaded = b_.CreateAdd(smem, c32(l_.c_barrier_offset(p_)));
             if (ping_pong_) loaded = b_.CreateAdd(loaded, b_.CreateMul(consumer_group_, c32(8)));
@@ -513,7 +470,7 @@ void GemmEmitter::staged_epilogue_tensor(Value* m0, Value* n0) {
               barrier();  // the mbarrier is initialised
               mbarrier_wait(loaded, c32(0));
             }
-            stage_matrices(offset, true);
+            stage_scaled_matrices(offset, true);
           });
   // The stmatrix writes are the generic proxy's, the tensor store reads through the async proxy.
   ptx_statement("fence.proxy.async.shared::cta;", "", {});

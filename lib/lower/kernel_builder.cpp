@@ -338,6 +338,60 @@ void TiledKernelBuilder::stage_scaled_cells(Value* scale, const std::function<Va
                      gep(acc_, smem_, index(cell_row(i), cell_column(j))));
 }
 
+// Lanes 8 k to 8 k + 7 address the lines of the k-th of an instruction's matrices: four at a time,
+// then two and one where the cells leave fewer.
+void TiledKernelBuilder::stage_matrices(bool trans, const std::function<Value*(Value*, Value*)>& offset, bool read_old,
+                                        const std::function<Value*(int, int, Value*)>& value) {
+  std::vector<std::pair<int, int>> matrices;  // (cell row i, column pair jj)
+  for (int i = 0; i < cell_rows(); ++i)
+    for (int jj = 0; jj < cell_columns() / 2; ++jj) matrices.emplace_back(i, jj);
+  Value* which = b_.CreateUDiv(lane_, c32(8));
+  Value* line = b_.CreateURem(lane_, c32(8));
+  auto* pair_type = vec(elem_, 2);
+  // GEMM's reads come in fours (16-bit TC=1 has MS even and NS a multiple of 4, TC=2 MS of 8 or 16).
+  if (read_old && matrices.size() % 4) throw Error("internal error: the staged matrices to read do not come in fours");
+  for (std::size_t first = 0, count = 0; first < matrices.size(); first += count) {
+    const std::size_t left = matrices.size() - first;
+    count = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    Value* row0 = nullptr;
+    Value* column0 = nullptr;
+    for (std::size_t k = 0; k < count; ++k) {
+      auto [i, jj] = matrices[first + k];
+      // The matrix's first row and column: this lane's cell less its place in the fragment.
+      Value* row = b_.CreateSub(cell_row(i), group_);
+      Value* column = b_.CreateSub(cell_column(2 * jj), b_.CreateMul(quad_, c32(2)));
+      Value* mine = b_.CreateICmpEQ(which, c32(int(k)));
+      row0 = row0 ? b_.CreateSelect(mine, row, row0) : row;
+      column0 = column0 ? b_.CreateSelect(mine, column, column0) : column;
+    }
+    Value* address = trans ? offset(row0, b_.CreateAdd(column0, line)) : offset(b_.CreateAdd(row0, line), column0);
+    Value* old = nullptr;
+    if (read_old)
+      old = b_.CreateIntrinsic(trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                                     : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16,
+                               {smem_->getType()}, {gep(b_.getInt8Ty(), smem_, address)});
+    std::vector<Value*> registers{b_.CreateAdd(b_.CreatePtrToInt(smem_, i32_), address)};
+    for (std::size_t k = 0; k < count; ++k) {
+      auto [i, jj] = matrices[first + k];
+      Value* olds = old ? b_.CreateBitCast(b_.CreateExtractValue(old, unsigned(k)), pair_type) : nullptr;
+      Value* pair = llvm::PoisonValue::get(pair_type);
+      for (int e = 0; e < 2; ++e) {
+        Value* cell = value(i, 2 * jj + e, olds ? b_.CreateExtractElement(olds, e) : nullptr);
+        pair = b_.CreateInsertElement(pair, b_.CreateFPTrunc(cell, elem_), e);
+      }
+      registers.push_back(b_.CreateBitCast(pair, i32_));
+    }
+    std::string operands = "{$1", constraints = "r,r";
+    for (std::size_t k = 1; k < count; ++k) {
+      operands += ", $" + std::to_string(k + 1);
+      constraints += ",r";
+    }
+    ptx_statement("stmatrix.sync.aligned.m8n8.x" + std::to_string(count) + (trans ? ".trans" : "") +
+                      ".shared.b16 [$0], " + operands + "};",
+                  constraints, registers);
+  }
+}
+
 void TiledKernelBuilder::for_each_staged_run(int first, int pitch, bool along_n, llvm::Type* type,
                                              const std::function<void(Value*, Value*, Value*, Value*)>& visit) {
   const int width = 16 / l_.elem;

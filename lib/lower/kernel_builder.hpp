@@ -250,6 +250,15 @@ class TiledKernelBuilder : public KernelBuilder {
   // Writes scale x each accumulator cell (as acc_) to shared memory at element index(row, column) of
   // the cell's place in the block's tile: the staging of an epilogue that stores runs of 16 bytes.
   void stage_scaled_cells(Value* scale, const std::function<Value*(Value* row, Value* column)>& index);
+  // sm_90, 16-bit elements: writes each accumulator cell (i, j) as value(i, j, old) rounded to elem_
+  // into shared memory with stmatrix, in place of a store per cell. Each 8 x 8 block of a warp's
+  // cells (cells (i, 2 jj) and (i, 2 jj + 1) of its lanes, as mma.sync's m16n8 fragments and wgmma's
+  // place them) is one matrix; `offset(row, column)` is the byte offset of the 16 bytes that hold the
+  // tile's 8 elements from (row, column) down the column with `trans`, along the row without.
+  // With `read_old`, ldmatrix first reads the 16-bit values there, which value gets as `old`
+  // (otherwise null).
+  void stage_matrices(bool trans, const std::function<Value*(Value* row, Value* column)>& offset, bool read_old,
+                      const std::function<Value*(int i, int j, Value* old)>& value);
   // Reads a staged tile back as runs of 16 / elem output elements, one per thread and pass: the
   // staging's lines, from element `first` of `type` in shared memory and `pitch` elements apart, are
   // the tile's columns (runs down M) or, with `along_n`, its rows. `visit` gets the run, its first

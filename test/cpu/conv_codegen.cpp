@@ -56,6 +56,15 @@ ir::Conv conv(DType t, ImageLayout il, FilterLayout fl, std::int64_t n = 8, std:
   return ir::dense_conv(t, n, c, h, h, k, r, r, stride, pad, dilation, il, fl);
 }
 
+// The lines of PTX `ptx` that hold a stmatrix, transposed or not.
+int stmatrix_lines(const std::string& ptx, bool trans) {
+  int n = 0;
+  std::istringstream lines(ptx);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("stmatrix.sync") != std::string::npos && (line.find(".trans") != std::string::npos) == trans) ++n;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("CONV parameters print in one order and parse back") {
@@ -602,7 +611,7 @@ TEST_CASE("TMA CONV kernels with staged stores loop over their tiles where each 
   CHECK_FALSE(lower::conv_tile_loop(chwn, lower::parse_conv_params("PL=128,KL=128,PS=8,KS=8,U=64,VI=8,VF=8,TC=2")));
 
   // The kernel: the ring of four stages of 32 KB, its mbarriers, then the staging of 128 rows of
-  // 128 + 4 f32, 16-byte aligned; the blocks take tiles %ctaid.x, + %nctaid.x, ...; the consumers'
+  // 128 + 4 f32 (the 16-bit one takes less), 16-byte aligned; the blocks take tiles %ctaid.x, + %nctaid.x, ...; the consumers'
   // barriers are named, of 256 threads (the producer warp takes no part).
   auto kernel = lower::emit_conv(conv10, winner, lower::Target{90, false}, {});
   CHECK(kernel.tile_loop);
@@ -610,7 +619,8 @@ TEST_CASE("TMA CONV kernels with staged stores loop over their tiles where each 
   CHECK(kernel.shared_bytes == lower::conv_kernel_shared_bytes(conv10, winner));
   CHECK(kernel.threads == winner.threads() + 32);
   CHECK(count(kernel.ptx, "%nctaid.x") == 1);
-  CHECK(count(kernel.ptx, "barrier.sync \t1, 256;") == 2);  // before and after the staging
+  // Before and after each staging: 16-bit (beta = 0) and f32.
+  CHECK(count(kernel.ptx, "barrier.sync \t1, 256;") == 4);
   CHECK(count(kernel.ptx, "bar.sync \t0;") == 1);            // the mbarriers' initialisation
   if (lower::ptxas_available()) {
     auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
@@ -636,12 +646,29 @@ TEST_CASE("16-bit tensor-core CONV kernels store their results in 16-byte runs w
       CHECK((vector_ops > 0) == c.staged);
       CHECK((count(kernel.ptx, "red.global.add.noftz.v4") > 0) == (c.staged && c.params.cg > 1));
       CHECK(kernel.shared_bytes >= lower::conv_staging_bytes(c.problem, c.params));
+      // sm_90 stages finished 16-bit values with stmatrix, transposed where the runs go down the
+      // pixels; the f32 staging remains for beta != 0, which a split's parts never need.
+      const bool along_pixels = c.problem.output_strides[1] != 1;
+      CHECK((stmatrix_lines(kernel.ptx, false) > 0) == (c.staged && !along_pixels));
+      CHECK((stmatrix_lines(kernel.ptx, true) > 0) == (c.staged && along_pixels));
+      CHECK((count(kernel.ptx, "st.shared.f32") > 0) == (c.staged && c.params.cg == 1));
       if (lower::ptxas_available()) {
         auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
         REQUIRE_MESSAGE(report.ok, report.log);
         CHECK(report.spill_stores == 0);
       }
     }
+
+  SUBCASE("before sm_90 (no stmatrix) the staging is f32 whatever beta") {
+    ir::Conv v = conv(DType::f16, ImageLayout::nhwc, FilterLayout::krsc, 3, 32, 9, 72);
+    ConvParams p = lower::parse_conv_params("PL=64,KL=64,PS=4,KS=8,U=16,VI=8,VF=8,TC=1");
+    lower::fit_conv_load_layouts(v, p);
+    REQUIRE(lower::conv_staged_stores(v, p));
+    const std::string ptx = lower::emit_conv(v, p, lower::Target{80, false}, {.bias = true}).ptx;
+    CHECK(count(ptx, "stmatrix") == 0);
+    CHECK(count(ptx, "st.shared.f32") > 0);
+    CHECK(count(ptx, "st.global.v4.b32") > 0);
+  }
 
   SUBCASE("the staging runs along the output's contiguous axis, and may need more memory than the tiles") {
     // 64 x 32 cells of f32 in rows of 64 + 4 pixels (NCHW) or 32 + 4 filters (NHWC).

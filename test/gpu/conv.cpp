@@ -392,13 +392,16 @@ TEST_CASE("CONV TMA: f16 NHWC/KRSC on wgmma, copied by the Tensor Memory Acceler
     REQUIRE_MESSAGE(legal, legal.reason);
     REQUIRE(lower::conv_tma(c.problem, c.params));
     cases.push_back({c.problem, c.params, c.epilogue, 1.25, c.beta});
+    // beta = 0 takes the 16-bit staging where beta != 0 takes the f32 one (lower::conv_staged_stores).
+    if (c.beta != 0) cases.push_back({c.problem, c.params, c.epilogue, 1.25, 0.0});
   }
   compile_and_check(cases);
 }
 
 // The staged stores of 16-bit tensor-core kernels (lower::conv_staged_stores): the cases of
 // support/conv_staged_cases.hpp (and the outputs beside them that keep the direct stores), whose
-// 16-byte stores the CPU test checks, in f16 and bf16. check() also finds any element written outside
+// 16-byte stores the CPU test checks, in f16 and bf16, each case with beta != 0 also with beta = 0
+// (the 16-bit staging, where beta != 0 stages f32). check() also finds any element written outside
 // the output (its gaps, and the element before it).
 TEST_CASE("CONV staged stores: 16-bit tensor-core results leave in 16-byte runs where the output allows") {
   auto info = runtime::device_info(0);
@@ -414,6 +417,7 @@ TEST_CASE("CONV staged stores: 16-bit tensor-core results leave in 16-byte runs 
       REQUIRE_MESSAGE(legal, legal.reason);
       CHECK(lower::conv_staged_stores(c.problem, c.params) == c.staged);
       cases.push_back({c.problem, c.params, c.epilogue, 1.25, c.beta, c.output_offset});
+      if (c.beta != 0) cases.push_back({c.problem, c.params, c.epilogue, 1.25, 0.0, c.output_offset});
     }
   compile_and_check(cases);
 }
@@ -431,7 +435,10 @@ TEST_CASE("CONV bf16: FMA, mma.sync, wgmma with cp.async and TMA, on every layou
   for (int tc : {0, 1, 2})
     for (Case& c : make_cases(limits, tc, {ir::DType::bf16}, 1)) cases.push_back(c);
   for (const test::ConvTmaCase& c : test::conv_tma_cases(ir::DType::bf16))
-    if (lower::check_conv(c.problem, c.params, c.epilogue, limits)) cases.push_back({c.problem, c.params, c.epilogue, 1.25, c.beta});
+    if (lower::check_conv(c.problem, c.params, c.epilogue, limits)) {
+      cases.push_back({c.problem, c.params, c.epilogue, 1.25, c.beta});
+      if (c.beta != 0) cases.push_back({c.problem, c.params, c.epilogue, 1.25, 0.0});
+    }
   // The tuner: the f16 model ranks bf16 sets, says so, and its choice runs like any other set.
   const ir::Conv tuned =
       ir::dense_conv(ir::DType::bf16, 4, 64, 15, 17, 96, 3, 3, 1, 1, 1, ImageLayout::nhwc, FilterLayout::krsc);

@@ -179,12 +179,15 @@ unsigned conv_tile_loop_blocks(const ir::Conv& problem, const ConvParams& p, std
 
 // 16-bit tensor-core kernels (TC=1 and 2) without warp groups splitting a stage (CL = 1), on an
 // output whose runs of 8 elements along its contiguous axis are contiguous and keep its alignment
-// (NHWC with K a multiple of 8; CHWN and NCHW where the pixels pack in eights), stage their results,
-// alpha x the sum in f32, in shared memory once the main loop is over, and write the output in those
-// runs: one 16-byte store where the run is whole and the output 16-byte aligned, element stores
-// elsewhere; beta, the bias and relu are applied on the way out. Under a CG split, one vector
-// reduction per run (element reductions elsewhere). Not a parameter. conv_staging_bytes: the
-// staging's shared memory (0 without it), which the kernel's takes the larger of with the tiles'.
+// (NHWC with K a multiple of 8; CHWN and NCHW where the pixels pack in eights), stage their results
+// in shared memory once the main loop is over, and write the output in those runs: one 16-byte store
+// where the run is whole and the output 16-byte aligned, element stores elsewhere. On sm_90, where
+// beta = 0 and under a CG split, the staging holds the finished 16-bit values (bias and relu applied,
+// written by stmatrix); otherwise alpha x the sum in f32, with beta, the bias and relu applied on the
+// way out. Either way each result is rounded once. Under a CG split, one vector reduction per run
+// (element reductions elsewhere). Not a parameter. conv_staging_bytes: the staging's shared memory
+// (0 without it; the f32 staging's, which the 16-bit one fits in), which the kernel's takes the larger
+// of with the tiles'.
 bool conv_staged_stores(const ir::Conv& problem, const ConvParams& p);
 int conv_staging_bytes(const ir::Conv& problem, const ConvParams& p);
 
