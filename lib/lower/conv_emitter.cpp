@@ -343,8 +343,6 @@ void ConvEmitter::store_staged_runs(Value* m0, Value* n0, bool sixteen_bit) {
     }, false, [&](int i, int j, Value*) {
       Value* value = b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[std::size_t(i * cell_columns() + j)]));
       if (!finish_staged) return value;
-      // Loaded where it is added, as the f32 staging's runs do: held for all the cells, the bias
-      // took up to 26 more registers a thread (Conv10).
       return add_bias_and_relu(value, epi_.bias ? bias_of(b_.CreateAdd(n0, cell_column(j))) : nullptr);
     });
   } else {
