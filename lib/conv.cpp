@@ -105,7 +105,9 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
   };
   check_alignment("input", input, s.problem.align_input);
   check_alignment("filter", filter, s.problem.align_filter);
-  check_alignment("output", output, elem);
+  // TMA writes the output where the kernel stores by TMA; elsewhere the kernel tests O's alignment.
+  const bool output_by_tma = lower::conv_stores_by_tma(s.problem, s.params);
+  check_alignment("output", output, output_by_tma ? s.problem.align_output : elem);
   runtime::use_device(s.ordinal);
   const lower::ConvGrid& grid = s.grid;
   bool f64 = s.problem.dtype == ir::DType::f64;
@@ -130,15 +132,18 @@ void CompiledConv::run(runtime::DevicePtr output, runtime::DevicePtr input, runt
     runtime::launch(*s.prepare, dim(grid.helper), {static_cast<unsigned>(s.kernel.helper_threads)}, 0, stream, args);
   }
   // TMA: the maps depend on the pointers, so they are built for each launch (microseconds on the host).
-  std::array<runtime::TensorMap, 2> maps;
+  std::array<runtime::TensorMap, 3> maps;
   if (lower::conv_tma(s.problem, s.params)) {
     const lower::ConvTensorMaps m = lower::conv_tensor_maps(s.problem, s.params);
     auto swizzle = static_cast<runtime::TensorSwizzle>(m.swizzle_bytes);
     maps[0] = runtime::encode_im2col_tensor_map(input, elem, m.input_dims, m.input_strides, m.lower_corner,
                                                 m.upper_corner, m.channels, m.pixels, m.element_strides, swizzle);
     maps[1] = runtime::encode_tensor_map(filter, elem, m.filter_dims, m.filter_strides, m.filter_box, swizzle);
+    if (output_by_tma)
+      maps[2] = runtime::encode_tensor_map(output, elem, m.output_dims, m.output_strides, m.output_box,
+                                           runtime::TensorSwizzle::bytes128);
   }
-  void* args[] = {&output, &input, &filter, &lut, &bias, alpha_arg, beta_arg, &maps[0], &maps[1]};
+  void* args[] = {&output, &input, &filter, &lut, &bias, alpha_arg, beta_arg, &maps[0], &maps[1], &maps[2]};
   // After prepare, main may start early: it waits for prepare only before its epilogue (sm_90).
   auto order = s.prepare && s.kernel.overlaps_previous ? runtime::LaunchOrder::overlap_previous
                                                        : runtime::LaunchOrder::after_previous;

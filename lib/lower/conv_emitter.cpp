@@ -45,6 +45,7 @@ class ConvEmitter : public TiledKernelBuilder {
     fj_ = v.filter_layout == ir::FilterLayout::krsc ? v.filter_strides[1] : v.filter_strides[3];
     producer_warp_ = conv_tma_producer_warp(v, p);
     tile_loop_ = conv_tile_loop(v, p);
+    stores_by_tma_ = conv_stores_by_tma(v, p);
     tiles_n_ = (v.k + g_.nl - 1) / g_.nl;
   }
 
@@ -90,10 +91,24 @@ class ConvEmitter : public TiledKernelBuilder {
   void recompute_nan_cells() override;
   void epilogue() override;
   void staged_epilogue(Value* m0, Value* n0);
+  void staged_epilogue_tensor(Value* m0, Value* n0);
+  void init_epilogue_barriers() override;
+  void finish_tile_stores() override;
   // The staged epilogue with a 16-bit staging of finished values (`sixteen_bit`) or an f32 one.
   void store_staged_runs(Value* m0, Value* n0, bool sixteen_bit);
   // The output element of pixel m and filter k, both clamped to the last: always a valid address.
   Value* output_ptr(Value* m, Value* k);
+  // The bias of filter k (clamped to the last), in the arithmetic type; `value` plus `bias` (where not
+  // null), then relu where the epilogue asks for it.
+  Value* bias_at(Value* k) {
+    return to_scalar(b_.CreateAlignedLoad(elem_, gep(elem_, bias_, b_.CreateZExt(min32(k, c32(v_.k - 1)), i64_)),
+                                          llvm::Align(l_.elem)));
+  }
+  Value* with_bias_and_relu(Value* value, Value* bias) {
+    if (bias) value = b_.CreateFAdd(value, bias);
+    if (epi_.relu) value = b_.CreateSelect(b_.CreateFCmpOGT(value, zero(scalar_)), value, zero(scalar_));
+    return value;
+  }
 
   const ir::Conv& v_;
   ConvParams p_;
@@ -106,7 +121,8 @@ class ConvEmitter : public TiledKernelBuilder {
   Value *O_, *I_, *F_, *LUT_, *bias_, *alpha_, *beta_;
   // TMA: the tensor maps' generic addresses, and where the window of the block's first pixel starts
   // (its image, and its first tap's row and column before the filter offsets).
-  Value *input_map_ = nullptr, *filter_map_ = nullptr;
+  Value *input_map_ = nullptr, *filter_map_ = nullptr, *output_map_ = nullptr;
+  bool stores_by_tma_ = false;  // conv_stores_by_tma
   Value *window_n_ = nullptr, *window_h_ = nullptr, *window_w_ = nullptr;
   Value *bm_, *bn_, *kz_;
   std::vector<PixelOrigin> a_origin_;  // per input slot
@@ -308,10 +324,85 @@ Value* ConvEmitter::output_ptr(Value* m, Value* k) {
 //    1 x 1 layers (L1/shared memory 75% against DRAM 25%, Nsight Compute, H200);
 //  - otherwise as alpha x the sum in f32, with beta, the bias and relu applied on the way out.
 void ConvEmitter::staged_epilogue(Value* m0, Value* n0) {
+  if (stores_by_tma_) return staged_epilogue_tensor(m0, n0);
   if (sm_ < 90) return store_staged_runs(m0, n0, false);
   if (p_.cg > 1) return store_staged_runs(m0, n0, true);
   if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { store_staged_runs(m0, n0, true); },
           [&] { store_staged_runs(m0, n0, false); });
+}
+
+// conv_stores_by_tma: the tile is staged as the output's values in boxes of 64 filters (128 bytes) x
+// PL pixels, each pixel's 16-byte runs swizzled as TMA's 128-byte mode expects (run r of pixel m at r
+// XOR m mod 8, which also puts a matrix's 8 pixels on distinct banks). Where beta != 0, TMA first
+// copies O's tile there and ldmatrix hands each thread its cells' old values. One thread then hands the
+// boxes to TMA, which writes what lies inside O. The SM neither reads the staging back nor issues the
+// stores, and holds no addresses of O: GEMM's TMA stores (GemmEmitter::staged_epilogue_tensor), along
+// the filters. A tile loop's staging has memory of its own, its O mbarrier was initialised with the
+// stages' and its phase is the parity of the tiles done.
+void ConvEmitter::staged_epilogue_tensor(Value* m0, Value* n0) {
+  const int box_bytes = 128 * p_.pl, staging = tile_loop_ ? conv_loop_staging_offset(v_, p_, t_) : 0;
+  Value* smem = b_.CreatePtrToInt(smem_, i32_);
+  auto boxes = [&](const std::function<void(Value* filter, Value* box_address)>& f) {
+    for (int box = 0; box < p_.kl / 64; ++box) f(b_.CreateAdd(n0, c32(64 * box)), b_.CreateAdd(smem, c32(staging + box * box_bytes)));
+  };
+  auto offset = [&](Value* row, Value* column) {  // row: the pixel, column: the first of 8 filters
+    Value* box = b_.CreateLShr(column, c32(6));
+    Value* run = b_.CreateAnd(b_.CreateLShr(column, c32(3)), c32(7));
+    Value* swizzled = b_.CreateXor(run, b_.CreateAnd(row, c32(7)));
+    return b_.CreateAdd(c32(staging), b_.CreateAdd(b_.CreateAdd(b_.CreateMul(box, c32(box_bytes)), b_.CreateMul(row, c32(128))),
+                                                   b_.CreateMul(swizzled, c32(16))));
+  };
+  auto value = [&](int i, int j, Value* old) {
+    Value* result = b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[std::size_t(i * cell_columns() + j)]));
+    if (old) result = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {beta_, to_scalar(old), result});
+    return with_bias_and_relu(result, epi_.bias ? bias_at(b_.CreateAdd(n0, cell_column(j))) : nullptr);
+  };
+  Value* leader = b_.CreateICmpEQ(tid_, c32(0));
+  // A tile loop's leader waits for its last tile's stores to have read the staging here, not after
+  // issuing them: its warp group's next wgmma need not wait for it.
+  if (tile_loop_) if_then(leader, [&] { ptx_statement("cp.async.bulk.wait_group.read 0;", "", {}); });
+  // Every warp is done with the pipeline's buffers (in a tile loop: TMA has read the last tile's staging).
+  barrier();
+  // beta = 0 must not read O: it may hold NaNs.
+  if_else(b_.CreateFCmpOEQ(beta_, llvm::ConstantFP::get(scalar_, 0.0)), [&] { stage_matrices(false, offset, false, value); },
+          [&] {
+            Value* loaded = b_.CreateAdd(smem, c32(conv_output_barrier_offset(v_, p_, t_, tile_loop_)));
+            if_then(leader, [&] {
+              if (!tile_loop_) {
+                mbarrier_init(loaded, 1);
+                ptx_statement("fence.mbarrier_init.release.cluster;", "", {});
+              }
+              mbarrier_expect_bytes(loaded, p_.pl * p_.kl * l_.elem);
+              boxes([&](Value* k, Value* address) { tensor_copy(address, output_map_, {k, m0, c32(0)}, loaded); });
+            });
+            if (tile_loop_) {
+              mbarrier_wait(loaded, b_.CreateLoad(i32_, tile_parity_));
+            } else {
+              barrier();  // the mbarrier is initialised
+              mbarrier_wait(loaded, c32(0));
+            }
+            stage_matrices(false, offset, true, value);
+          });
+  // The stmatrix writes are the generic proxy's, the tensor store reads through the async proxy.
+  ptx_statement("fence.proxy.async.shared::cta;", "", {});
+  barrier();
+  if_then(leader, [&] {
+    boxes([&](Value* k, Value* address) {
+      ptx_statement("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [$0, {$1, $2, $3}], [$4];", "l,r,r,r,r",
+                    {output_map_, k, m0, c32(0), address});
+    });
+    ptx_statement("cp.async.bulk.commit_group;", "", {});
+    // Shared memory must outlive the copies' reads of it: it is freed when the block ends.
+    if (!tile_loop_) ptx_statement("cp.async.bulk.wait_group.read 0;", "", {});
+  });
+}
+
+void ConvEmitter::init_epilogue_barriers() {
+  if (tile_loop_ && stores_by_tma_) mbarrier_init(b_.CreateAdd(b_.CreatePtrToInt(smem_, i32_), c32(conv_output_barrier_offset(v_, p_, t_, true))), 1);
+}
+
+void ConvEmitter::finish_tile_stores() {
+  if (stores_by_tma_) ptx_statement("cp.async.bulk.wait_group.read 0;", "", {});
 }
 
 void ConvEmitter::store_staged_runs(Value* m0, Value* n0, bool sixteen_bit) {
@@ -325,15 +416,6 @@ void ConvEmitter::store_staged_runs(Value* m0, Value* n0, bool sixteen_bit) {
     return along_filters ? b_.CreateAdd(b_.CreateMul(row, c32(pitch)), column)
                          : b_.CreateAdd(b_.CreateMul(column, c32(pitch)), row);
   };
-  auto bias_of = [&](Value* k) {
-    return to_scalar(b_.CreateAlignedLoad(elem_, gep(elem_, bias_, b_.CreateZExt(min32(k, c32(v_.k - 1)), i64_)),
-                                          llvm::Align(l_.elem)));
-  };
-  auto add_bias_and_relu = [&](Value* value, Value* bias) {
-    if (bias) value = b_.CreateFAdd(value, bias);
-    if (epi_.relu) value = b_.CreateSelect(b_.CreateFCmpOGT(value, zero(scalar_)), value, zero(scalar_));
-    return value;
-  };
   // A split's parts get neither: the prepare kernel put beta * O + bias in O.
   const bool finish_staged = sixteen_bit && p_.cg == 1, finish_read = !sixteen_bit && p_.cg == 1;
   barrier();  // every warp is done with the pipeline's buffers (a tile loop: with the last tile's staging)
@@ -343,7 +425,7 @@ void ConvEmitter::store_staged_runs(Value* m0, Value* n0, bool sixteen_bit) {
     }, false, [&](int i, int j, Value*) {
       Value* value = b_.CreateFMul(alpha_, b_.CreateLoad(acc_, acc_cells_[std::size_t(i * cell_columns() + j)]));
       if (!finish_staged) return value;
-      return add_bias_and_relu(value, epi_.bias ? bias_of(b_.CreateAdd(n0, cell_column(j))) : nullptr);
+      return with_bias_and_relu(value, epi_.bias ? bias_at(b_.CreateAdd(n0, cell_column(j))) : nullptr);
     });
   } else {
     stage_scaled_cells(alpha_, [&](Value* row, Value* column) { return b_.CreateAdd(c32(first / 4), index(row, column)); });
@@ -357,7 +439,7 @@ void ConvEmitter::store_staged_runs(Value* m0, Value* n0, bool sixteen_bit) {
     if (!finish_read) return to_elem(staged);
     Value* value = staged;
     if (old) value = b_.CreateIntrinsic(llvm::Intrinsic::fma, {scalar_}, {beta_, to_scalar(old), value});
-    return to_elem(add_bias_and_relu(value, bias));
+    return to_elem(with_bias_and_relu(value, bias));
   };
   const bool read_bias = finish_read && epi_.bias;
   for_each_staged_run(first / staged_bytes, pitch, along_filters, sixteen_bit ? elem_ : acc_,
@@ -372,10 +454,10 @@ void ConvEmitter::store_staged_runs(Value* m0, Value* n0, bool sixteen_bit) {
     auto vector_store = [&](bool with_o) {
       Value* ptr = output_ptr(m, n);
       Value* old = with_o ? b_.CreateAlignedLoad(vec(elem_, width), ptr, llvm::Align(16)) : nullptr;
-      Value* run_bias = read_bias && !along_filters ? bias_of(n) : nullptr;
+      Value* run_bias = read_bias && !along_filters ? bias_at(n) : nullptr;
       std::vector<Value*> values;
       for (int e = 0; e < width; ++e) {
-        Value* bias = read_bias ? (along_filters ? bias_of(element(e).second) : run_bias) : nullptr;
+        Value* bias = read_bias ? (along_filters ? bias_at(element(e).second) : run_bias) : nullptr;
         values.push_back(result(b_.CreateExtractElement(staged, c32(e)), old ? b_.CreateExtractElement(old, c32(e)) : nullptr, bias));
       }
       predicated_vector_store(ptr, values, b_.getTrue());
@@ -389,7 +471,7 @@ void ConvEmitter::store_staged_runs(Value* m0, Value* n0, bool sixteen_bit) {
         auto [me, ne] = element(e);
         Value* ptr = output_ptr(me, ne);
         Value* old = with_o ? b_.CreateAlignedLoad(elem_, ptr, llvm::Align(l_.elem)) : nullptr;
-        predicated("st", ptr, result(b_.CreateExtractElement(staged, c32(e)), old, read_bias ? bias_of(ne) : nullptr),
+        predicated("st", ptr, result(b_.CreateExtractElement(staged, c32(e)), old, read_bias ? bias_at(ne) : nullptr),
                    element_ok(e));
       }
     };
@@ -471,12 +553,14 @@ void ConvEmitter::epilogue() {
 void ConvEmitter::emit_main() {
   std::vector<llvm::Type*> params{gptr_, gptr_, gptr_, gptr_, gptr_, scalar_, scalar_};
   const int first_map = static_cast<int>(params.size());
-  if (t_.tma) params.insert(params.end(), 2, llvm::PointerType::get(ctx_, 0));
+  const int maps_count = stores_by_tma_ ? 3 : 2;
+  if (t_.tma) params.insert(params.end(), maps_count, llvm::PointerType::get(ctx_, 0));
   begin_kernel(name(), params, l_.threads + (producer_warp_ ? 32 : 0));
   for (int a = 1; a <= 4; ++a) function_->getArg(a)->addAttr(llvm::Attribute::ReadOnly);
   if (t_.tma) {
-    auto maps = tensor_map_parameters(first_map, 2);
+    auto maps = tensor_map_parameters(first_map, maps_count);
     input_map_ = maps[0], filter_map_ = maps[1];
+    if (stores_by_tma_) output_map_ = maps[2];
   }
   auto arg = function_->arg_begin();
   O_ = arg++, I_ = arg++, F_ = arg++, LUT_ = arg++, bias_ = arg++, alpha_ = arg++, beta_ = arg++;

@@ -49,14 +49,23 @@ inline int conv_barriers_offset(const ir::Conv& v, const ConvParams& p, const Ge
   const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
   return (std::max(l.shared_bytes(g), tile_loop ? 0 : conv_staging_bytes(v, p)) + 7) / 8 * 8;
 }
-inline int conv_loop_staging_offset(const ir::Conv& v, const ConvParams& p, const GemmParams& g) {
+// conv_stores_by_tma: the mbarrier on which TMA's copy of O's tile completes (beta != 0), after the
+// stages'; a loop's staging then starts on 1024 bytes, where TMA's 128-byte swizzle repeats.
+inline int conv_output_barrier_offset(const ir::Conv& v, const ConvParams& p, const GemmParams& g, bool tile_loop) {
   const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
-  return (conv_barriers_offset(v, p, g, true) + 16 * l.stages + 15) / 16 * 16;
+  return conv_barriers_offset(v, p, g, tile_loop) + 16 * l.stages;
+}
+inline int conv_barriers_end(const ir::Conv& v, const ConvParams& p, const GemmParams& g, bool tile_loop) {
+  return conv_output_barrier_offset(v, p, g, tile_loop) + (conv_stores_by_tma(v, p) ? 8 : 0);
+}
+inline int conv_loop_staging_offset(const ir::Conv& v, const ConvParams& p, const GemmParams& g) {
+  const int align = conv_stores_by_tma(v, p) ? 1024 : 16;
+  return (conv_barriers_end(v, p, g, true) + align - 1) / align * align;
 }
 inline int conv_tiling_shared_bytes(const ir::Conv& v, const ConvParams& p, const GemmParams& g, bool tile_loop) {
   const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
   if (tile_loop) return conv_loop_staging_offset(v, p, g) + conv_staging_bytes(v, p);
-  if (g.tma) return conv_barriers_offset(v, p, g, false) + 16 * l.stages;
+  if (g.tma) return conv_barriers_end(v, p, g, false);
   return std::max(l.shared_bytes(g), conv_staging_bytes(v, p));
 }
 

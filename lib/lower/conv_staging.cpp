@@ -45,6 +45,7 @@ bool conv_staged_stores(const ir::Conv& v, const ConvParams& p) {
 
 int conv_staging_bytes(const ir::Conv& v, const ConvParams& p) {
   if (!conv_staged_stores(v, p)) return 0;
+  if (conv_stores_by_tma(v, p)) return p.pl * p.kl * 2;  // the output's values, unpadded
   // The f32 staging: the 16-bit one takes less.
   return (conv_stages_along_filters(v) ? p.pl : p.kl) * conv_staging_pitch(v, p, 4) * 4;
 }

@@ -110,6 +110,15 @@ int conv_pipeline_stages(const ir::Conv& v, const ConvParams& p) {
   return t.st >= conv_min_deep_stages ? t.st : 0;
 }
 
+bool conv_stores_by_tma(const ir::Conv& v, const ConvParams& p) {
+  const auto& os = v.output_strides;
+  // K a multiple of 8 as well: TMA wrote the gap after the last filter up to 16 bytes (a K = 36
+  // output in rows of 48: filters 36 to 39 of every pixel, H200).
+  return conv_tma(v, p) && conv_staged_stores(v, p) && p.cg == 1 && p.kl % 64 == 0 && v.k % 8 == 0 &&
+         v.align_output % 16 == 0 && os[1] == 1 && os[2] == os[3] * v.q && os[0] == os[2] * v.p && os[3] >= v.k &&
+         (os[3] * 2) % 16 == 0;
+}
+
 ConvTensorMaps conv_tensor_maps(const ir::Conv& v, const ConvParams& p) {
   const auto& is = v.input_strides;
   const auto& fs = v.filter_strides;
@@ -126,6 +135,11 @@ ConvTensorMaps conv_tensor_maps(const ir::Conv& v, const ConvParams& p) {
   m.filter_strides = {fs[3] * elem, fs[2] * elem, fs[0] * elem};
   m.filter_box = {static_cast<std::uint32_t>(p.u), 1, 1, static_cast<std::uint32_t>(p.kl)};
   m.swizzle_bytes = static_cast<int>(std::min<std::int64_t>(128, p.u * elem));
+  if (conv_stores_by_tma(v, p)) {
+    m.output_dims = {std::uint64_t(v.k), std::uint64_t(v.n * v.p * v.q), 1};
+    m.output_strides = {std::uint64_t(v.output_strides[3]) * elem, std::uint64_t(v.n * v.p * v.q * v.output_strides[3]) * elem};
+    m.output_box = {64, static_cast<std::uint32_t>(p.pl), 1};
+  }
   return m;
 }
 

@@ -370,10 +370,12 @@ TEST_CASE("f16 and bf16 TC=2 CONV kernels are sm_90a PTX with U/16 x PS/8 wgmma 
       const bool input_reduction = il == ImageLayout::nhwc, filter_reduction = fl != FilterLayout::crsk;
       const std::string flags = fmt::format("isaac_scale, 1, 1, {}, {};", input_reduction ? 0 : 1, filter_reduction ? 0 : 1);
       CHECK(count(kernel.ptx, flags) == count(kernel.ptx, shape));
-      // NHWC/KRSC copies with TMA (C = 64 is a multiple of U), which needs no proxy fence.
+      // NHWC/KRSC copies with TMA (C = 64 is a multiple of U), which needs no proxy fence, and stores
+      // by TMA (K = 128 is one matrix of KL = 64 or 128 columns), whose staging needs one.
       const bool tma = il == ImageLayout::nhwc && fl == FilterLayout::krsc;
       CHECK(lower::conv_tma(v, p) == tma);
-      CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == (tma ? 0 : 1));
+      CHECK(lower::conv_stores_by_tma(v, p) == tma);
+      CHECK(count(kernel.ptx, "fence.proxy.async.shared::cta;") == 1);
       if (lower::ptxas_available()) {
         auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
         REQUIRE_MESSAGE(report.ok, report.log);
@@ -450,9 +452,10 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
     CHECK(count(kernel.ptx, "cp.async.ca") == 0);
     CHECK(count(kernel.ptx, "mbarrier.try_wait.parity") >= 1);
     // 16 blocks, each reading 15 stages: a ring of all 15 (conv_pipeline_stages), each of (64 + 64) x
-    // 32 halves, then a filled and an emptied mbarrier per stage.
+    // 32 halves, then a filled and an emptied mbarrier per stage and the one of TMA's copy of O.
     REQUIRE(lower::conv_pipeline_stages(v, p) == 15);
-    CHECK(kernel.shared_bytes == 15 * 128 * 32 * 2 + 15 * 16);
+    REQUIRE(lower::conv_stores_by_tma(v, p));
+    CHECK(kernel.shared_bytes == 15 * 128 * 32 * 2 + 15 * 16 + 8);
     CHECK(kernel.threads == p.threads() + (lower::conv_tma_producer_warp(v, p) ? 32 : 0));
     if (lower::ptxas_available()) {
       auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
@@ -554,9 +557,11 @@ TEST_CASE("TMA CONV kernels deepen their ring where the grid fits on the SMs one
   const ir::Conv chwn = ir::dense_conv(DType::f16, 16, 512, 9, 9, 512, 3, 3, 1, 0, 1, ImageLayout::chwn, FilterLayout::krsc);
   CHECK(lower::conv_pipeline_stages(chwn, lower::parse_conv_params("PL=64,KL=64,PS=8,KS=4,U=64,VI=8,VF=8,TC=2")) == 0);
 
-  // The kernel holds the ring: 12 stages, their mbarriers after the tiles, and a producer warp.
+  // The kernel holds the ring: 12 stages, their mbarriers after the tiles (and O's, which TMA stores),
+  // and a producer warp.
   auto kernel = lower::emit_conv(v, one_wave, lower::Target{90, false}, {});
-  CHECK(kernel.shared_bytes == 12 * 128 * 64 * 2 + 12 * 16);
+  REQUIRE(lower::conv_stores_by_tma(v, one_wave));
+  CHECK(kernel.shared_bytes == 12 * 128 * 64 * 2 + 12 * 16 + 8);
   CHECK(kernel.threads == one_wave.threads() + 32);
   if (lower::ptxas_available()) {
     auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
@@ -610,17 +615,21 @@ TEST_CASE("TMA CONV kernels with staged stores loop over their tiles where each 
   const ir::Conv chwn = ir::dense_conv(DType::f16, 8, 128, 58, 58, 256, 3, 3, 1, 0, 1, ImageLayout::chwn, FilterLayout::krsc);
   CHECK_FALSE(lower::conv_tile_loop(chwn, lower::parse_conv_params("PL=128,KL=128,PS=8,KS=8,U=64,VI=8,VF=8,TC=2")));
 
-  // The kernel: the ring of four stages of 32 KB, its mbarriers, then the staging of 128 rows of
-  // 128 + 4 f32 (the 16-bit one takes less), 16-byte aligned; the blocks take tiles %ctaid.x, + %nctaid.x, ...; the consumers'
-  // barriers are named, of 256 threads (the producer warp takes no part).
+  // The kernel: the ring of four stages of 32 KB, its mbarriers and O's, then, on 1024 bytes, the
+  // staging that TMA stores: 128 x 128 halves. The blocks take tiles %ctaid.x, + %nctaid.x, ...; the
+  // consumers' barriers are named, of 256 threads (the producer warp takes no part).
   auto kernel = lower::emit_conv(conv10, winner, lower::Target{90, false}, {});
   CHECK(kernel.tile_loop);
-  CHECK(kernel.shared_bytes == (4 * 32768 + 4 * 16 + 15) / 16 * 16 + 128 * 132 * 4);
+  REQUIRE(lower::conv_stores_by_tma(conv10, winner));
+  CHECK(kernel.shared_bytes == (4 * 32768 + 4 * 16 + 8 + 1023) / 1024 * 1024 + 128 * 128 * 2);
   CHECK(kernel.shared_bytes == lower::conv_kernel_shared_bytes(conv10, winner));
   CHECK(kernel.threads == winner.threads() + 32);
   CHECK(count(kernel.ptx, "%nctaid.x") == 1);
-  // Before and after each staging: 16-bit (beta = 0) and f32.
-  CHECK(count(kernel.ptx, "barrier.sync \t1, 256;") == 4);
+  // Before and after the staging.
+  CHECK(count(kernel.ptx, "barrier.sync \t1, 256;") == 2);
+  // A loop's leader waits for the last tile's stores to have read the staging before the next tile's
+  // staging and once more at the end.
+  CHECK(count(kernel.ptx, "cp.async.bulk.wait_group.read 0;") == 2);
   CHECK(count(kernel.ptx, "bar.sync \t0;") == 1);            // the mbarriers' initialisation
   if (lower::ptxas_available()) {
     auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
@@ -633,6 +642,7 @@ TEST_CASE("TMA CONV kernels with staged stores loop over their tiles where each 
 // 16 bytes where the output's strides keep a run contiguous and aligned (lower::conv_staged_stores);
 // elsewhere they keep the direct stores.
 TEST_CASE("16-bit tensor-core CONV kernels store their results in 16-byte runs where the output allows") {
+  int stored_by_tma = 0;
   for (DType t : {DType::f16, DType::bf16})
     for (const test::ConvStagedCase& c : test::conv_staged_cases(t)) {
       INFO(c.what << ": " << ir::to_string(c.problem) << " " << c.params.str());
@@ -641,9 +651,14 @@ TEST_CASE("16-bit tensor-core CONV kernels store their results in 16-byte runs w
       CHECK(lower::conv_staged_stores(c.problem, c.params) == c.staged);
       CHECK((lower::conv_staging_bytes(c.problem, c.params) > 0) == c.staged);
       auto kernel = lower::emit_conv(c.problem, c.params, lower::Target{90, false}, c.epilogue);
-      // Under a CG split the runs are added: red.global.add.noftz.v4.f16x2 (or .bf16x2).
+      // Under a CG split the runs are added: red.global.add.noftz.v4.f16x2 (or .bf16x2). Where TMA
+      // stores the tile (and, beta != 0, copies O's tile in first), the threads neither store nor stage f32.
+      const bool by_tma = lower::conv_stores_by_tma(c.problem, c.params);
+      stored_by_tma += by_tma;
+      CHECK((count(kernel.ptx, "cp.async.bulk.tensor.3d.global.shared::cta") > 0) == by_tma);
+      if (by_tma) CHECK(count(kernel.ptx, "ldmatrix") > 0);
       const auto vector_ops = count(kernel.ptx, "st.global.v4.b32") + count(kernel.ptx, "red.global.add.noftz.v4");
-      CHECK((vector_ops > 0) == c.staged);
+      CHECK((vector_ops > 0) == (c.staged && !by_tma));
       CHECK((count(kernel.ptx, "red.global.add.noftz.v4") > 0) == (c.staged && c.params.cg > 1));
       CHECK(kernel.shared_bytes >= lower::conv_staging_bytes(c.problem, c.params));
       // sm_90 stages finished 16-bit values with stmatrix, transposed where the runs go down the
@@ -651,13 +666,15 @@ TEST_CASE("16-bit tensor-core CONV kernels store their results in 16-byte runs w
       const bool along_pixels = c.problem.output_strides[1] != 1;
       CHECK((stmatrix_lines(kernel.ptx, false) > 0) == (c.staged && !along_pixels));
       CHECK((stmatrix_lines(kernel.ptx, true) > 0) == (c.staged && along_pixels));
-      CHECK((count(kernel.ptx, "st.shared.f32") > 0) == (c.staged && c.params.cg == 1));
+      CHECK((count(kernel.ptx, "st.shared.f32") > 0) == (c.staged && c.params.cg == 1 && !by_tma));
       if (lower::ptxas_available()) {
         auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
         REQUIRE_MESSAGE(report.ok, report.log);
         CHECK(report.spill_stores == 0);
       }
     }
+  // K = 72, beta 0 and not, in f16 and bf16. Not K = 36 in rows of 48: TMA wrote filters 36 to 39.
+  CHECK(stored_by_tma == 4);
 
   SUBCASE("before sm_90 (no stmatrix) the staging is f32 whatever beta") {
     ir::Conv v = conv(DType::f16, ImageLayout::nhwc, FilterLayout::krsc, 3, 32, 9, 72);

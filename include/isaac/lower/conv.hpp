@@ -191,13 +191,22 @@ unsigned conv_tile_loop_blocks(const ir::Conv& problem, const ConvParams& p, std
 bool conv_staged_stores(const ir::Conv& problem, const ConvParams& p);
 int conv_staging_bytes(const ir::Conv& problem, const ConvParams& p);
 
+// TMA kernels with staged stores, no CG split and KL a multiple of 64, on an output that is one
+// [N*P*Q][K] matrix (filters contiguous, K a multiple of 8, every pixel the same 16-byte multiple of
+// elements after the one before) declared 16-byte aligned: TMA writes the staged tile to O (ConvTensorMaps' output map),
+// and where beta != 0 first copies O's tile into the staging. The staging is the output's 16-bit
+// values, in boxes of 64 filters x PL pixels swizzled as TMA's 128-byte mode expects; the SM neither
+// reads it back nor issues the stores. Not a parameter.
+bool conv_stores_by_tma(const ir::Conv& problem, const ConvParams& p);
+
 // conv_tma: the two tensor maps a launch builds for its pointers (runtime/tensor_map.hpp), in elements
 // except the strides (bytes).
 //  - the input, im2col: dims (C, W, H, N); a copy brings `channels` (U) channels of `pixels` (PL)
 //    pixels whose windows start within lower_corner (-pad) to the far edge plus upper_corner, (w, h)
 //    each, stepping by the convolution's strides;
 //  - the filter, tiled: dims (C, S, R, K), box (U, 1, 1, KL).
-// Both land in wgmma's swizzled rows of 2U bytes.
+// Both land in wgmma's swizzled rows of 2U bytes. Where conv_stores_by_tma holds, a third:
+//  - the output, tiled: dims (K, N*P*Q, 1), box (64, PL, 1), 128-byte swizzle.
 struct ConvTensorMaps {
   std::array<std::uint64_t, 4> input_dims{};
   std::array<std::uint64_t, 3> input_strides{};
@@ -208,6 +217,9 @@ struct ConvTensorMaps {
   std::array<std::uint64_t, 3> filter_strides{};
   std::array<std::uint32_t, 4> filter_box{};
   int swizzle_bytes = 0;
+  std::array<std::uint64_t, 3> output_dims{};
+  std::array<std::uint64_t, 2> output_strides{};
+  std::array<std::uint32_t, 3> output_box{};
 };
 ConvTensorMaps conv_tensor_maps(const ir::Conv& problem, const ConvParams& p);
 
