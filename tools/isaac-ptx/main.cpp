@@ -103,8 +103,9 @@ static std::function<int()> add_conv_command(CLI::App& app) {
                                          lower::winograd_product(problem, params).params.str())
             : params.wg    ? fmt::format(", filter transform into a {}-byte workspace", grid.workspace_bytes)
             : lower::conv_tma(problem, params)
-                ? fmt::format(", TMA copies (im2col){}",
-                              lower::conv_tma_producer_warp(problem, params) ? " from a producer warp" : "")
+                ? fmt::format(", TMA copies (im2col){}{}",
+                              lower::conv_tma_producer_warp(problem, params) ? " from a producer warp" : "",
+                              lower::conv_stores_by_tma(problem, params) ? ", TMA stores" : "")
                 : fmt::format(", LUT {} entries", lower::conv_lookup_table(problem, params).size());
         // A tile loop's blocks are the device's at once (CompiledConv), which it does not know here.
         const std::string blocks = kernel.tile_loop ? fmt::format("a tile loop over {} tiles", grid.main[0])
