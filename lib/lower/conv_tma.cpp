@@ -112,8 +112,8 @@ int conv_pipeline_stages(const ir::Conv& v, const ConvParams& p) {
 
 bool conv_stores_by_tma(const ir::Conv& v, const ConvParams& p) {
   const auto& os = v.output_strides;
-  // K a multiple of 8 as well: TMA wrote the gap after the last filter up to 16 bytes (a K = 36
-  // output in rows of 48: filters 36 to 39 of every pixel, H200).
+  // K a multiple of 8 as well: on a K = 36 output in rows of 48, TMA wrote 968 elements of the gaps
+  // after the last filter, 4 a pixel: as if it stored whole 16 bytes (filters 32 to 39), H200.
   return conv_tma(v, p) && conv_staged_stores(v, p) && p.cg == 1 && p.kl % 64 == 0 && v.k % 8 == 0 &&
          v.align_output % 16 == 0 && os[1] == 1 && os[2] == os[3] * v.q && os[0] == os[2] * v.p && os[3] >= v.k &&
          (os[3] * 2) % 16 == 0;

@@ -673,7 +673,7 @@ TEST_CASE("16-bit tensor-core CONV kernels store their results in 16-byte runs w
         CHECK(report.spill_stores == 0);
       }
     }
-  // K = 72, beta 0 and not, in f16 and bf16. Not K = 36 in rows of 48: TMA wrote filters 36 to 39.
+  // K = 72, beta 0 and not, in f16 and bf16. Not K = 36 in rows of 48: TMA wrote into its gaps.
   CHECK(stored_by_tma == 4);
 
   SUBCASE("before sm_90 (no stmatrix) the staging is f32 whatever beta") {
