@@ -44,7 +44,8 @@ inline int conv_staging_pitch(const ir::Conv& v, const ConvParams& p, int elemen
 // The direct kernel's dynamic shared memory under tiling g: the tiles (or the warp groups' reduction)
 // and the staging of the stores, sharing their memory, then with TMA the stages' mbarriers (filled,
 // emptied), 8-byte aligned. A tile loop (conv_tile_loop) stages each tile's stores while the ring fills
-// with the next tile's operands: its staging lies after the mbarriers, 16-byte aligned.
+// with the next tile's operands: its staging lies after the mbarriers, 16-byte aligned (1024 where TMA
+// stores it: conv_loop_staging_offset).
 inline int conv_barriers_offset(const ir::Conv& v, const ConvParams& p, const GemmParams& g, bool tile_loop) {
   const GemmLayout l(v.dtype, conv_input_reduction_contiguous(v), conv_filter_k_contiguous(v), g);
   return (std::max(l.shared_bytes(g), tile_loop ? 0 : conv_staging_bytes(v, p)) + 7) / 8 * 8;
