@@ -14,6 +14,8 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace isaac::lower {
 
@@ -136,9 +138,13 @@ Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
     return no<Explain>("CG={} with bf16 adds partial sums into the output with bf16 reductions, which need sm_90, "
                        "not sm_{}: CG must be 1",
                        p.cg, device.sm);
-  for (auto [name, value] : {std::pair{"PL", p.pl}, {"KL", p.kl}, {"PS", p.ps}, {"KS", p.ks}, {"U", p.u},
-                             {"CS", p.cs}, {"CL", p.cl}, {"CG", p.cg}, {"VI", p.vi}, {"VF", p.vf}})
+  for (auto [name, value] : {std::pair{"PL", p.pl}, {"PS", p.ps}, {"U", p.u}, {"CS", p.cs}, {"CL", p.cl},
+                             {"CG", p.cg}, {"VI", p.vi}, {"VF", p.vf}})
     if (!power_of_two(value)) return no<Explain>("{}={} must be a power of two", name, value);
+  if (p.tc != 2 && (!power_of_two(p.kl) || !power_of_two(p.ks)))
+    return no<Explain>("KL={} and KS={} must be powers of two (with TC=2, any KS up to 16)", p.kl, p.ks);
+  if (p.tc == 2 && (p.ks < 1 || p.ks > 16))
+    return no<Explain>("TC=2 gives each warp group an N of 16 KS filters, at most 256: KS={} must be 1 to 16", p.ks);
   if (p.db != 0 && p.db != 1) return no<Explain>("DB={} must be 0 or 1", p.db);
   if (auto r = check_tensor_core_tiling<Explain>(dtype, conv_as_gemm(p), device, conv_keys); !r) return r;
   if (p.pl % p.ps) return no<Explain>("PS={} must divide PL={}", p.ps, p.pl);
@@ -153,8 +159,10 @@ Legality check_params(ir::DType dtype, bool in_red, bool f_k, const ConvParams& 
     return no<Explain>("{} threads per block exceed the device's {}", l.threads, device.max_threads_per_block);
   for (auto [name, v] : {std::pair{"VI", p.vi}, {"VF", p.vf}})
     if (v * l.elem > 16) return no<Explain>("{}={} exceeds 16-byte loads for {}-byte elements", name, v, l.elem);
-  if (auto r = check_load_layout<Explain>("input", "LI", "VI", l.ca, l.oa, l.threads, p.li, p.vi); !r) return r;
-  if (auto r = check_load_layout<Explain>("filter", "LF", "VF", l.cb, l.ob, l.threads, p.lf, p.vf); !r) return r;
+  if (!tma_copies) {  // TMA copies the tiles: no thread loads them
+    if (auto r = check_load_layout<Explain>("input", "LI", "VI", l.ca, l.oa, l.threads, p.li, p.vi); !r) return r;
+    if (auto r = check_load_layout<Explain>("filter", "LF", "VF", l.cb, l.ob, l.threads, p.lf, p.vf); !r) return r;
+  }
   if (int smem = l.shared_bytes(conv_as_gemm(p)); smem > device.max_shared_per_block)
     return no<Explain>("{} bytes of shared memory exceed the device's {} per block", smem,
                           device.max_shared_per_block);
@@ -495,6 +503,35 @@ bool listed(const int (&list)[N], int v) {
   return std::find(std::begin(list), std::end(list), v) != std::end(list);
 }
 
+// TC=2 filter tiles fitted to K: K cut into one, two or three tiles of a multiple of 16 (wgmma's N
+// runs in steps of 8, a warp group's in 16 KS), where that is no power of two and no power-of-two
+// tile covers K in as few tiles with as little left over. A power-of-two tile leaves much of its last
+// tile empty on K such as DeepBench's 174 and 87 (a third of the work of K = 87 in one of 128). Only
+// for filters with the reduction contiguous: wgmma reads a K-contiguous tile in rows of any count, a
+// filter-contiguous one in swizzled blocks of 64 filters.
+std::vector<int> fitted_filter_tiles(const ir::Conv& problem) {
+  std::vector<int> out;
+  if (conv_filter_k_contiguous(problem)) return out;
+  const auto covers = [&](std::int64_t tile, std::int64_t parts, std::int64_t cover) {
+    const std::int64_t needed = (problem.k + tile - 1) / tile;
+    return needed <= parts && needed * tile <= cover;
+  };
+  for (std::int64_t parts = 1; parts <= 3; ++parts) {
+    const std::int64_t kl = (problem.k + 16 * parts - 1) / (16 * parts) * 16;
+    if (kl <= 32 || kl > 256 || power_of_two(int(kl)) || std::ranges::find(out, int(kl)) != out.end()) continue;
+    if (std::ranges::none_of(tiles, [&](int tile) { return covers(tile, parts, kl * parts); })) out.push_back(int(kl));
+  }
+  return out;
+}
+
+// The thread tiles along K of a fitted filter tile: its warp groups side by side, one to four.
+std::vector<int> fitted_thread_tiles(int kl) {
+  std::vector<int> out;
+  for (int groups : {1, 2, 4})
+    if (kl % (16 * groups) == 0 && kl / (16 * groups) <= 16) out.push_back(kl / (16 * groups));
+  return out;
+}
+
 // Tensor cores where the template has them for this dtype and device: mma.sync (TC=1) from sm_80,
 // and for f16 and bf16 on sm_90 wgmma (TC=2).
 std::vector<int> tensor_core_choices(const ir::Conv& problem, const DeviceLimits& device) {
@@ -537,7 +574,11 @@ std::optional<std::string> outside_conv_space(const ir::Conv& problem, const Con
   if (p.wg) return fmt::format("{}: WG={} sets are in {}, not conv_space", p.str(), p.wg,
                                p.wg == 2 ? "winograd_product_space" : "winograd_space");
   auto tc = tensor_core_choices(problem, device);
-  if (!listed(tiles, p.pl) || !listed(tiles, p.kl) || !listed(thread_tiles, p.ps) || !listed(thread_tiles, p.ks) ||
+  const auto fitted_tiles = fitted_filter_tiles(problem), fitted_ks = fitted_thread_tiles(p.kl);
+  const bool fitted_tile = p.tc == 2 && std::ranges::find(fitted_tiles, p.kl) != fitted_tiles.end() &&
+                           std::ranges::find(fitted_ks, p.ks) != fitted_ks.end();
+  if (!listed(tiles, p.pl) || !(fitted_tile || (listed(tiles, p.kl) && listed(thread_tiles, p.ks))) ||
+      !listed(thread_tiles, p.ps) ||
       !listed(warp_groups, p.cl) || !listed(depths, p.u) || !listed(steps, p.cs) || !listed(vectors, p.vi) ||
       !listed(vectors, p.vf) || !listed(buffers, p.db) || !listed(splits, p.cg) ||
       std::find(tc.begin(), tc.end(), p.tc) == tc.end())
@@ -555,12 +596,17 @@ std::optional<std::string> outside_conv_space(const ir::Conv& problem, const Con
 std::vector<ConvParams> conv_space(const ir::Conv& problem, const ConvEpilogue& epilogue, const DeviceLimits& device) {
   std::vector<ConvParams> out;
   ConvParams p;
+  std::vector<std::pair<int, std::vector<int>>> filter_tiles;  // KL and its KS
+  for (int kl : tiles) filter_tiles.emplace_back(kl, std::vector<int>(std::begin(thread_tiles), std::end(thread_tiles)));
+  const std::size_t power_of_two_tiles = filter_tiles.size();
+  for (int kl : fitted_filter_tiles(problem)) filter_tiles.emplace_back(kl, fitted_thread_tiles(kl));
   for (int tc : tensor_core_choices(problem, device))
     for (int pl : tiles)
-      for (int kl : tiles)
+      for (std::size_t f = 0; f < (tc == 2 ? filter_tiles.size() : power_of_two_tiles); ++f)
         for (int ps : thread_tiles)
-          for (int ks : thread_tiles)
+          for (int ks : filter_tiles[f].second)
             for (int cl : warp_groups) {
+              const int kl = filter_tiles[f].first;
               p.pl = pl, p.kl = kl, p.ps = ps, p.ks = ks, p.cl = cl, p.tc = tc;
               int threads = p.threads();
               if (threads % 32 || threads > device.max_threads_per_block || threads < 64) continue;

@@ -18,6 +18,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <chrono>
 #include <functional>
 #include <iterator>
@@ -313,6 +315,51 @@ TEST_CASE("conv_space: tensor cores on sm_80+ (f32 only where allowed), wgmma fo
       }
 }
 
+TEST_CASE("conv_space: TC=2 filter tiles fitted to K (16 KS filters a warp group), where K is no power of two") {
+  const lower::DeviceLimits h100{.sm = 90};
+  auto params = [](const char* text) { return lower::parse_conv_params(text); };
+  // The rule: a power of two, but with TC=2 any KS up to 16 (wgmma's N = 16 KS).
+  CHECK_REJECTED(lower::check_conv_params(DType::f16, true, false, with_keys(base(), "KL=176,KS=11"), h100),
+                 "KL=176 and KS=11 must be powers of two (with TC=2, any KS up to 16)");
+  CHECK_REJECTED(lower::check_conv_params(DType::f16, true, false,
+                                          params("PL=64,KL=272,PS=8,KS=17,U=64,VI=8,VF=8,TC=2"), h100),
+                 "KS=17 must be 1 to 16");
+  auto fitted_tiles = [&](const ir::Conv& v) {
+    std::map<int, std::vector<int>> out;  // KL: its KS
+    for (const ConvParams& p : lower::conv_space(v, {}, h100)) {
+      if (std::has_single_bit(unsigned(p.kl))) continue;
+      CHECK(p.tc == 2);
+      auto& ks = out[p.kl];
+      if (std::find(ks.begin(), ks.end(), p.ks) == ks.end()) ks.push_back(p.ks);
+    }
+    for (auto& [kl, ks] : out) std::sort(ks.begin(), ks.end());
+    return out;
+  };
+  // DeepBench's Conv11 (K = 174): one tile of 176 (11 x 16), or two of 96 (K in three tiles is 64).
+  ir::Conv conv11 = ir::dense_conv(DType::f16, 16, 64, 132, 43, 174, 5, 5, 1, 0, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  CHECK(fitted_tiles(conv11) == std::map<int, std::vector<int>>{{96, {3, 6}}, {176, {11}}});
+  const ConvParams whole = params("PL=128,KL=176,PS=8,KS=11,U=64,VI=8,VF=8,LI=8,LF=8,TC=2");
+  CHECK(!lower::outside_conv_space(conv11, whole, {}, h100));
+  CHECK(lower::conv_tma(conv11, whole));
+  // Conv12 (K = 87): 96, or two tiles of 48.
+  ir::Conv conv12 = ir::dense_conv(DType::f16, 16, 128, 260, 23, 87, 5, 5, 1, 0, 1, ImageLayout::nhwc, FilterLayout::krsc);
+  CHECK(fitted_tiles(conv12) == std::map<int, std::vector<int>>{{48, {3}}, {96, {3, 6}}});
+  // A tile fitted to another K is outside this problem's space, though legal.
+  CHECK(lower::outside_conv_space(conv12, whole, {}, h100).value_or("").find("outside conv_space's lists") !=
+        std::string::npos);
+  // K a power of two, K past 3 x 256, or a filter with K contiguous (wgmma reads it in blocks of 64
+  // filters): none.
+  CHECK(fitted_tiles(ir::dense_conv(DType::f16, 16, 64, 30, 30, 128, 3, 3, 1, 0, 1, ImageLayout::nhwc,
+                                    FilterLayout::krsc)).empty());
+  CHECK(fitted_tiles(ir::dense_conv(DType::f16, 16, 64, 30, 30, 1000, 3, 3, 1, 0, 1, ImageLayout::nhwc,
+                                    FilterLayout::krsc)).empty());
+  CHECK(fitted_tiles(ir::dense_conv(DType::f16, 16, 64, 30, 30, 174, 3, 3, 1, 0, 1, ImageLayout::chwn,
+                                    FilterLayout::crsk)).empty());
+  // Off the tensor cores' wgmma, the space keeps powers of two.
+  CHECK(fitted_tiles(ir::dense_conv(DType::f32, 16, 64, 30, 30, 174, 3, 3, 1, 0, 1, ImageLayout::nhwc,
+                                    FilterLayout::krsc)).empty());
+}
+
 TEST_CASE("CONV with CG > 1 for sm_90: main waits for the prepare kernel, which lets it start after its stores") {
   ir::Conv v = conv(DType::f32, ImageLayout::chwn, FilterLayout::crsk, 8, 64, 16);
   ConvParams p = lower::parse_conv_params("PL=64,KL=64,PS=4,KS=4,U=16,CG=4,VI=4,VF=4,LI=16,LF=16");
@@ -468,6 +515,8 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
     auto cases = test::conv_tma_cases();
     for (const test::ConvTmaCase& c : test::conv_tma_cases(DType::bf16)) cases.push_back(c);
     int producers = 0, deep = 0, loops = 0;
+    // The filter tiles fitted to K, by how their results leave: direct, staged, stored by TMA, in a loop.
+    std::array<int, 4> fitted{};
     for (const test::ConvTmaCase& c : cases) {
       INFO(ir::to_string(c.problem) << " " << c.params.str());
       auto legal = lower::check_conv(c.problem, c.params, c.epilogue);
@@ -476,6 +525,11 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
       producers += lower::conv_tma_producer_warp(c.problem, c.params);
       deep += lower::conv_pipeline_stages(c.problem, c.params) > 0;
       loops += lower::conv_tile_loop(c.problem, c.params);
+      if (!std::has_single_bit(unsigned(c.params.kl)))
+        ++fitted[lower::conv_tile_loop(c.problem, c.params)         ? 3
+                 : lower::conv_stores_by_tma(c.problem, c.params)   ? 2
+                 : lower::conv_staged_stores(c.problem, c.params) ? 1
+                                                                  : 0];
       if (!lower::ptxas_available()) continue;
       auto kernel = lower::emit_conv(c.problem, c.params, lower::Target{90, false}, c.epilogue);
       auto report = lower::run_ptxas(kernel.ptx, lower::Target{90, false}, kernel.main_name, nullptr);
@@ -488,7 +542,8 @@ TEST_CASE("f16 TC=2 NHWC/KRSC CONV kernels copy with TMA where the problem allow
     CHECK(producers < static_cast<int>(cases.size()));
     CHECK(deep >= 2);
     CHECK(deep < static_cast<int>(cases.size()));
-    CHECK(loops == 4);  // two shapes, in f16 and bf16
+    CHECK(loops == 6);  // three shapes, in f16 and bf16
+    CHECK(fitted == std::array{4, 2, 2, 2});
   }
 
   SUBCASE("the maps of the GPU test's TMA cases pass the runtime's rules") {

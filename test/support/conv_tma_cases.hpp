@@ -69,6 +69,20 @@ inline std::vector<ConvTmaCase> conv_tma_cases(ir::DType dtype = ir::DType::f16)
   add(loop_of_square_tiles, "PL=128,KL=128,PS=8,KS=8,U=64,VI=8,VF=8,TC=2", {.bias = true, .relu = true}, -0.5);
   const Shape loop_of_wide_tiles{2, 64, 79, 120, 264, 3, 1, 1, 2, 2, 0, 2, 1};
   add(loop_of_wide_tiles, "PL=64,KL=256,PS=8,KS=8,U=64,VI=8,VF=8,TC=2", {.bias = true}, 0.5);
+  // Filter tiles fitted to K (16 KS filters a warp group, no power of two): one tile of 176 over
+  // K = 174 (rows of 174: direct stores); 96 over K = 87 with padding; 96 over K = 88 in two warp
+  // groups of 48 side by side (staged stores); two tiles of 192 over K = 376, the last 8 short (TMA
+  // stores it); and a tile loop of 64 x 192 tiles, two warp groups of 96, over K = 184.
+  const Shape fitted_whole_k{4, 64, 20, 15, 174, 5, 5, 1, 1, 0, 0, 1, 1};
+  add(fitted_whole_k, "PL=128,KL=176,PS=8,KS=11,U=64,VI=8,VF=8,TC=2", {.bias = true}, -0.5);
+  const Shape fitted_odd_k{3, 128, 13, 17, 87, 5, 5, 1, 1, 2, 2, 1, 1};
+  add(fitted_odd_k, "PL=128,KL=96,PS=16,KS=6,U=64,VI=8,VF=8,TC=2", {.relu = true}, 0.0);
+  const Shape fitted_staged{2, 32, 11, 14, 88, 3, 3, 1, 2, 1, 0, 1, 1};
+  add(fitted_staged, "PL=64,KL=96,PS=8,KS=3,U=32,VI=8,VF=8,TC=2", {}, 0.5);
+  const Shape fitted_two_tiles{2, 64, 12, 12, 376, 3, 3, 1, 1, 1, 1, 1, 1};
+  add(fitted_two_tiles, "PL=128,KL=192,PS=8,KS=12,U=64,VI=8,VF=8,TC=2", {.bias = true, .relu = true}, 0.25);
+  const Shape fitted_loop{3, 64, 100, 100, 184, 3, 3, 1, 1, 0, 0, 1, 1};
+  add(fitted_loop, "PL=64,KL=192,PS=8,KS=6,U=64,VI=8,VF=8,TC=2", {}, -0.75);
   return cases;
 }
 
